@@ -1,0 +1,105 @@
+"""One benchmark cell (task x model x sample): its candidate spec and its four phase results.
+
+Phases are computed lazily and once: asking for P4 computes P1 and P2 first, because the
+gates need them, and every result is kept for the other items of the same cell.  The cell
+writes what it sees into its run directory as it goes, so a human can tell why a score is
+what it is even when the session is interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from .cache import atomic_write_text
+from .models import Candidate, SpecSource
+from .phases import CHECKS, CellContext
+from .scoring import PhaseResult, Status, composite, gate
+from .tasks import PHASES, Task
+from .tla.toolchain import Toolchain
+
+
+@dataclass(frozen=True)
+class CellId:
+    task: str
+    model: str
+    sample: int
+
+    @property
+    def label(self) -> str:
+        suffix = f"-s{self.sample}" if self.sample else ""
+        return f"{self.task}-{self.model}{suffix}"
+
+
+def slug(text: str) -> str:
+    """A model name as a safe folder name ("replay:/x/y" must not become a path)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("._") or "model"
+
+
+class Cell:
+    def __init__(
+        self,
+        task: Task,
+        source: SpecSource,
+        sample: int,
+        toolchain: Callable[[], Toolchain],
+        run_root: Path,
+        traces_dir: Path,
+    ) -> None:
+        self.task = task
+        self.source = source
+        self.id = CellId(task.name, source.name, sample)
+        self._toolchain = toolchain
+        self.run_dir = run_root / task.name / slug(source.name) / f"s{sample}"
+        self.traces_dir = traces_dir
+        self._candidate: Candidate | None = None
+        self.results: dict[str, PhaseResult] = {}
+
+    def candidate(self) -> Candidate:
+        if self._candidate is None:
+            self._candidate = self.source.candidate(self.task, self.id.sample)
+            self._record_candidate(self._candidate)
+        return self._candidate
+
+    def _record_candidate(self, candidate: Candidate) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        if candidate.tla is not None:
+            atomic_write_text(self.run_dir / f"{self.task.module}.tla", candidate.tla)
+        if candidate.cfg is not None:
+            atomic_write_text(self.run_dir / f"{self.task.module}.cfg", candidate.cfg)
+        info = asdict(candidate)
+        info.pop("tla"), info.pop("cfg")
+        info["mapping"] = candidate.mapping.describe() if candidate.mapping else None
+        atomic_write_text(self.run_dir / "candidate.json", json.dumps(info, indent=2, default=str))
+
+    def result(self, phase: str) -> PhaseResult:
+        if phase not in self.results:
+            self.results[phase] = self._compute(phase)
+            self._record_results()
+        return self.results[phase]
+
+    def _compute(self, phase: str) -> PhaseResult:
+        candidate = self.candidate()
+        if candidate.absent:
+            return PhaseResult(phase, Status.SKIPPED, 0.0, f"skipped: {candidate.absent}")
+        earlier = [self.result(p) for p in PHASES[: PHASES.index(phase)] if p in ("syntax", "runtime")]
+        blocked = gate(phase, earlier)
+        if blocked is not None:
+            return blocked
+        context = CellContext(self.task, candidate, self._toolchain(), self.run_dir, self.traces_dir)
+        return CHECKS[phase](context)
+
+    def composite(self) -> float:
+        return composite(self.results)
+
+    def _record_results(self) -> None:
+        data: dict[str, Any] = {
+            "task": self.id.task,
+            "model": self.id.model,
+            "sample": self.id.sample,
+            "phases": {p: r.to_json() for p, r in self.results.items()},
+        }
+        atomic_write_text(self.run_dir / "result.json", json.dumps(data, indent=2, default=str))

@@ -1,0 +1,100 @@
+"""The ``sysmobench`` command: ``doctor`` (is the toolchain usable?) and ``tasks`` (what is there?)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+from . import __version__
+from .tasks import load_tasks
+
+DOCTOR_SPEC = """---- MODULE SysmoDoctor ----
+EXTENDS Naturals, SequencesExt
+VARIABLE x
+Init == x = 0
+Next == x < 3 /\\ x' = x + 1
+Spec == Init /\\ [][Next]_x
+Small == Len(Reverse(<<x>>)) = 1
+====
+"""
+DOCTOR_CFG = "SPECIFICATION Spec\nINVARIANT Small\n"
+
+
+def _line(label: str, value: object) -> None:
+    print(f"  {label:<18} {value}")
+
+
+def _check_run(jar_path: Path, java: str, javac: str | None) -> int:
+    from .tla.driver import ToolRunner
+    from .tla.messages import Verdict, classify_tlc
+    from .tla.sany import classify_sany
+    from .tla.toolchain import LIBRARY_DIR
+
+    with tempfile.TemporaryDirectory(prefix="sysmobench-doctor-") as tmp:
+        root = Path(tmp)
+        spec_dir = root / "spec"
+        spec_dir.mkdir()
+        (spec_dir / "SysmoDoctor.tla").write_text(DOCTOR_SPEC)
+        (spec_dir / "SysmoDoctor.cfg").write_text(DOCTOR_CFG)
+        with ToolRunner(jar_path, java=java, javac=javac, work_dir=root / "work") as runner:
+            for key, value in runner.describe().items():
+                _line(key, value)
+            sany = runner.sany(spec_dir, "SysmoDoctor", library_dirs=[LIBRARY_DIR], timeout_s=120)
+            sany_ok = classify_sany(sany.output).ok
+            _line("SANY check", f"{'ok' if sany_ok else 'FAILED'} ({sany.elapsed_s * 1000:.0f} ms)")
+            tlc = runner.tlc(spec_dir, "SysmoDoctor", ["-config", "SysmoDoctor.cfg", "-workers", "1"],
+                             library_dirs=[LIBRARY_DIR], timeout_s=120)
+            verdict = classify_tlc(tlc.output, tlc.exit_code, tlc.timed_out)
+            tlc_ok = verdict.verdict is Verdict.OK and verdict.distinct_states == 4
+            _line("TLC check", f"{'ok' if tlc_ok else 'FAILED: ' + verdict.summary()} ({tlc.elapsed_s * 1000:.0f} ms)")
+    return 0 if sany_ok and tlc_ok else 1
+
+
+def doctor(_: argparse.Namespace) -> int:
+    from .tla.jar import ToolchainMissing, find_jar, find_java
+    from .tla.toolchain import LIBRARY_DIR
+
+    print(f"pytest-sysmobench {__version__}")
+    try:
+        java = find_java()
+        _line("java", f"{java.java} (version {java.version})")
+        _line("javac", java.javac or "not found: one JVM per check (slower)")
+        jar = find_jar()
+        _line("jar", jar.path)
+        _line("jar version", jar.version)
+        _line("jar sha256", jar.sha256)
+        _line("jar source", jar.source)
+    except ToolchainMissing as exc:
+        print(f"  MISSING: {exc}")
+        return 2
+    _line("library modules", ", ".join(sorted(p.stem for p in LIBRARY_DIR.glob("*.tla"))) or "none")
+    return _check_run(jar.path, java.java, java.javac)
+
+
+def tasks(args: argparse.Namespace) -> int:
+    loaded = load_tasks(Path(args.tasks))
+    for task in loaded.tasks:
+        print(f"{task.name:<12} {task.system_type:<11} {task.language:<6} module {task.module:<10} "
+              f"{len(task.templates)} templates, {len(task.mutants)} mutants  {task.title}")
+        print(f"{'':<12} source: {task.source.package} {task.source.version}; upstream: {task.upstream.system}")
+    for name, error in loaded.errors:
+        print(f"{name:<12} BROKEN: {error}")
+    return 1 if loaded.errors else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="sysmobench", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("doctor", help="say which Java and jar are used and whether a check runs").set_defaults(run=doctor)
+    listing = commands.add_parser("tasks", help="list the tasks")
+    listing.add_argument("--tasks", default="tasks", help="task folder (default: ./tasks)")
+    listing.set_defaults(run=tasks)
+    args = parser.parse_args(argv)
+    return int(args.run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

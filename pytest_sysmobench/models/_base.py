@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..mapping import Mapping
+from ..tasks import Task
+
+
+class UnknownModel(ValueError):
+    """A --sysmobench-models entry that names no known source."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One spec to score, or the reason there is none."""
+
+    task: str
+    model: str
+    sample: int
+    module: str
+    origin: str
+    tla: str | None = None
+    cfg: str | None = None
+    cfg_generated: bool = False
+    mapping: Mapping | None = None
+    mapping_problem: str | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    problem: str | None = None
+    absent: str | None = None  # nothing to score at all (e.g. no replayed file): phases are skipped
+
+
+class SpecSource(Protocol):
+    name: str
+
+    def candidate(self, task: Task, sample: int) -> Candidate: ...

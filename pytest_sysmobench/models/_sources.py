@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from ..generation import extract_spec
+from ..mapping import MappingError, identity_mapping, load_mapping
+from ..tasks import Task
+from ..tla.cfg import default_config
+from ._base import Candidate, UnknownModel
+
+MAX_SPEC_BYTES = 2_000_000
+
+
+def _read(path: Path) -> str:
+    data = path.read_bytes()[:MAX_SPEC_BYTES]
+    return data.decode("utf-8", errors="replace")
+
+
+def _with_spec(base: Candidate, task: Task, text: str, cfg: str | None, mapping_file: Path | None) -> Candidate:
+    """Extract the module, fall back to the task's default cfg, and settle the mapping."""
+    extraction = extract_spec(text)
+    notes = list(extraction.notes)
+    if extraction.declared_module and extraction.declared_module != task.module:
+        notes.append(f"the module is named {extraction.declared_module!r}, the task requires {task.module!r}")
+    cfg = cfg if cfg is not None else extraction.cfg
+    generated = cfg is None
+    if generated:
+        cfg = default_config(task.default_constants)
+        notes.append("no cfg given: the task's default cfg was used")
+    candidate = replace(base, tla=extraction.tla, cfg=cfg, cfg_generated=generated, notes=tuple(notes),
+                        problem=extraction.problem)
+    if extraction.tla is None:
+        return candidate
+    if mapping_file is not None:
+        try:
+            return replace(candidate, mapping=load_mapping(mapping_file, task))
+        except MappingError as exc:
+            return replace(candidate, mapping_problem=f"invalid mapping: {exc}")
+    check = identity_mapping(task, extraction.tla)
+    if check.mapping is None:
+        return replace(
+            candidate,
+            mapping_problem="not evaluable: no mapping to the canonical vocabulary and the spec does not declare "
+            + ", ".join(check.missing),
+        )
+    return replace(candidate, mapping=check.mapping)
+
+
+class ReferenceSource:
+    """The expert spec that ships with each task; it must score 1.0 everywhere."""
+
+    name = "reference"
+
+    def candidate(self, task: Task, sample: int) -> Candidate:
+        base = Candidate(task.name, self.name, sample, task.module, origin=str(task.reference_spec))
+        cfg = _read(task.reference_cfg) if task.reference_cfg else None
+        return _with_spec(base, task, _read(task.reference_spec), cfg, task.reference_mapping)
+
+
+class ReplaySource:
+    """Specs written or generated elsewhere: ``DIR/<task>/<Module>.tla`` (+ optional .cfg, mapping.yaml)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.name = f"replay:{directory.name or directory}"
+
+    def candidate(self, task: Task, sample: int) -> Candidate:
+        folder = self.directory / task.name
+        spec = folder / f"{task.module}.tla"
+        base = Candidate(task.name, self.name, sample, task.module, origin=str(spec))
+        if not spec.is_file():
+            return replace(base, absent=f"no spec for task {task.name}: {spec} does not exist")
+        cfg_path = folder / f"{task.module}.cfg"
+        cfg = _read(cfg_path) if cfg_path.is_file() else None
+        mapping = folder / "mapping.yaml"
+        return _with_spec(base, task, _read(spec), cfg, mapping if mapping.is_file() else None)
+
+
+def resolve_source(entry: str, rootdir: Path) -> ReferenceSource | ReplaySource:
+    entry = entry.strip()
+    if entry == "reference":
+        return ReferenceSource()
+    if entry.startswith("replay:"):
+        directory = Path(entry[len("replay:") :]).expanduser()
+        directory = directory if directory.is_absolute() else rootdir / directory
+        if not directory.is_dir():
+            raise UnknownModel(f"--sysmobench-models {entry}: {directory} is not a directory")
+        return ReplaySource(directory.resolve())
+    raise UnknownModel(
+        f"--sysmobench-models: unknown model {entry!r} (known: 'reference', 'replay:DIR'; API models come with litellm support)"
+    )

@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..models import Candidate
+from ..tasks import Task
+from ..tla.cfg import Config
+from ..tla.toolchain import Toolchain
+
+
+@dataclass(frozen=True)
+class CellContext:
+    """Everything a phase needs to check one candidate spec of one task."""
+
+    task: Task
+    candidate: Candidate
+    toolchain: Toolchain
+    run_dir: Path
+    traces_dir: Path
+
+    @property
+    def module(self) -> str:
+        return self.task.module
+
+    @property
+    def spec_file(self) -> str:
+        return f"{self.module}.tla"
+
+    @property
+    def cfg_file(self) -> str:
+        return f"{self.module}.cfg"
+
+    def spec_files(self) -> dict[str, str]:
+        assert self.candidate.tla is not None
+        return {self.spec_file: self.candidate.tla}
+
+    def config(self) -> Config:
+        return Config.parse(self.candidate.cfg or "")
+
+    def job_dir(self, *parts: str) -> Path:
+        path = self.run_dir.joinpath(*parts)
+        path.mkdir(parents=True, exist_ok=True)
+        return path

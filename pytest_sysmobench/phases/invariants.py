@@ -1,0 +1,195 @@
+"""P4: does the spec keep the system's safety and liveness properties?
+
+The task's templates speak the canonical vocabulary.  They are placed in a generated module
+of their own, which the spec then INSTANCEs with the mapping as substitutions: a TLA+
+refinement mapping, so the templates' names can never collide with the spec's.  The
+model's own INVARIANT/PROPERTY/CONSTRAINT lines are removed first.  Safety templates are
+checked together and a violated one is removed and the rest re-checked; liveness templates
+run one by one under the spec's own fairness (TLC 2.15 does not say which property failed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..mapping import Mapping
+from ..scoring import PhaseResult, Status
+from ..tasks import InvariantTemplate, Task
+from ..tla import modules
+from ..tla.cfg import UNSUPPORTED_IN_215, Config
+from ..tla.messages import TlcResult, Verdict
+from ._context import CellContext
+
+PREFIX = "Sysmo_"
+HARD_LIMIT_MARGIN_S = 60.0
+TRACE_PREVIEW = 12
+
+
+def canon_module_name(task: Task) -> str:
+    return f"{task.module}_SysmoCanon"
+
+
+def check_module_name(task: Task) -> str:
+    return f"{task.module}_SysmoCheck"
+
+
+def canon_module(task: Task) -> str:
+    vocab = task.vocabulary
+    lines = []
+    if vocab.constants:
+        lines.append("CONSTANTS " + ", ".join(c.name for c in vocab.constants))
+    lines.append("VARIABLES " + ", ".join(v.name for v in vocab.variables))
+    if task.template_definitions.strip():
+        lines.append(task.template_definitions.strip())
+    lines += [t.tla for t in task.templates]
+    return modules.module(canon_module_name(task), "\n\n".join(lines), ("Naturals", "Integers", "Sequences", "FiniteSets", "TLC"))
+
+
+def check_module(task: Task, mapping: Mapping) -> str:
+    lines = [f"SysmoCanon == INSTANCE {canon_module_name(task)} WITH\n    {mapping.substitutions()}"]
+    lines += [f"{PREFIX}{t.name} == SysmoCanon!{t.name}" for t in task.templates]
+    return modules.module(check_module_name(task), "\n".join(lines), (task.module,))
+
+
+@dataclass
+class TemplateOutcome:
+    name: str
+    kind: str
+    status: str  # passed | failed | inconclusive
+    reason: str = ""
+    states: int | None = None
+    trace: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+
+def _trace_preview(result: TlcResult) -> list[str]:
+    lines = []
+    for state in result.trace[:TRACE_PREVIEW]:
+        head = f"{state.index}: {state.action or 'Initial predicate'}"
+        if state.stuttering:
+            head += " (stuttering)"
+        if state.back_to is not None:
+            head += f" (back to state {state.back_to})"
+        lines.append(head + "\n" + state.raw.strip())
+    return lines
+
+
+class _Checker:
+    def __init__(self, ctx: CellContext, mapping: Mapping, config: Config) -> None:
+        self.ctx = ctx
+        self.task = ctx.task
+        self.files = {
+            **ctx.spec_files(),
+            f"{canon_module_name(self.task)}.tla": canon_module(self.task),
+            f"{check_module_name(self.task)}.tla": check_module(self.task, mapping),
+        }
+        self.config = config
+
+    def run(self, job: str, keyword: str, names: list[str]) -> TlcResult:
+        module = check_module_name(self.task)
+        cfg_name = f"{module}.cfg"
+        config = self.config.with_section(keyword, [PREFIX + n for n in names])
+        budget = self.task.invariants.budget_s
+        run = self.ctx.toolchain.tlc(
+            self.ctx.job_dir("invariants", job),
+            {**self.files, cfg_name: config.render()},
+            module,
+            ["-config", cfg_name, "-workers", "1", "-deadlock"],
+            timeout_s=budget + HARD_LIMIT_MARGIN_S,
+            stop_after_s=budget,
+        )
+        return run.result
+
+
+def _verdict_outcome(template: InvariantTemplate, result: TlcResult, violated: bool) -> TemplateOutcome:
+    states = result.distinct_states
+    if violated:
+        return TemplateOutcome(template.name, template.kind, "failed", f"{template.name} violated: {result.summary()}",
+                               states, _trace_preview(result))
+    if result.verdict is Verdict.OK:
+        return TemplateOutcome(template.name, template.kind, "passed", "holds", states)
+    if result.verdict is Verdict.INCOMPLETE:
+        return TemplateOutcome(template.name, template.kind, "inconclusive",
+                               f"budget reached after {states} distinct states, no violation found", states)
+    if result.verdict is Verdict.TIMEOUT:
+        return TemplateOutcome(template.name, template.kind, "inconclusive", "TLC hit its hard time limit", states)
+    return TemplateOutcome(template.name, template.kind, "failed", f"{template.name}: {result.summary()}", states,
+                           _trace_preview(result))
+
+
+def _safety(checker: _Checker, templates: list[InvariantTemplate]) -> list[TemplateOutcome]:
+    """All safety templates in one run; a violated one is recorded, removed, and the rest re-run."""
+    outcomes: list[TemplateOutcome] = []
+    remaining = list(templates)
+    round_ = 0
+    while remaining:
+        round_ += 1
+        result = checker.run(f"safety-{round_}", "INVARIANT", [t.name for t in remaining])
+        if result.verdict is Verdict.INVARIANT_VIOLATION and result.violated:
+            name = result.violated.removeprefix(PREFIX)
+            hit = next((t for t in remaining if t.name == name), None)
+            if hit is not None:
+                outcomes.append(_verdict_outcome(hit, result, violated=True))
+                remaining.remove(hit)
+                continue
+        if result.verdict in (Verdict.OK, Verdict.INCOMPLETE, Verdict.TIMEOUT) or len(remaining) == 1:
+            outcomes += [_verdict_outcome(t, result, violated=False) for t in remaining]
+            break
+        # An error that names no invariant: check one by one so blame lands where it belongs.
+        for template in remaining:
+            single = checker.run(f"safety-{template.name}", "INVARIANT", [template.name])
+            violated = single.verdict is Verdict.INVARIANT_VIOLATION
+            outcomes.append(_verdict_outcome(template, single, violated))
+        break
+    return outcomes
+
+
+def _liveness(checker: _Checker, templates: list[InvariantTemplate]) -> list[TemplateOutcome]:
+    outcomes = []
+    for template in templates:
+        result = checker.run(f"liveness-{template.name}", "PROPERTY", [template.name])
+        outcomes.append(_verdict_outcome(template, result, result.verdict is Verdict.LIVENESS_VIOLATION))
+    return outcomes
+
+
+def _order(task: Task, outcomes: list[TemplateOutcome]) -> list[TemplateOutcome]:
+    position = {t.name: i for i, t in enumerate(task.templates)}
+    return sorted(outcomes, key=lambda o: position[o.name])
+
+
+def check_invariants(ctx: CellContext) -> PhaseResult:
+    candidate = ctx.candidate
+    if candidate.mapping is None:
+        reason = candidate.mapping_problem or "not evaluable: no mapping to the canonical vocabulary"
+        return PhaseResult("invariants", Status.NOT_EVALUABLE, 0.0, reason)
+    config, removed = ctx.config().without(UNSUPPORTED_IN_215)
+    config, stripped = config.strip_assertions()
+    checker = _Checker(ctx, candidate.mapping, config)
+    templates = list(ctx.task.templates)
+    outcomes = _safety(checker, [t for t in templates if t.kind == "safety"])
+    outcomes += _liveness(checker, [t for t in templates if t.kind == "liveness"])
+    outcomes = _order(ctx.task, outcomes)
+    passed = sum(1 for o in outcomes if o.status == "passed")
+    failed = [o for o in outcomes if o.status == "failed"]
+    inconclusive = [o for o in outcomes if o.status == "inconclusive"]
+    score = passed / len(outcomes) if outcomes else 0.0
+    details: dict[str, Any] = {
+        "templates": [o.as_dict() for o in outcomes],
+        "mapping": candidate.mapping.describe(),
+        "cfg_removed": removed + stripped,
+        "passed": passed,
+        "total": len(outcomes),
+    }
+    if failed:
+        first = failed[0]
+        trace = ("\n" + "\n".join(first.trace)) if first.trace else ""
+        reason = f"{passed}/{len(outcomes)} templates hold; {first.reason}{trace}"
+        return PhaseResult("invariants", Status.FAILED, round(score, 6), reason, details)
+    if inconclusive:
+        names = ", ".join(o.name for o in inconclusive)
+        return PhaseResult("invariants", Status.INCONCLUSIVE, round(score, 6),
+                           f"inconclusive: {names} ({inconclusive[0].reason})", details)
+    return PhaseResult("invariants", Status.PASSED, 1.0, f"all {len(outcomes)} templates hold", details)

@@ -1,0 +1,131 @@
+"""P2: does TLC run the spec without error, and do its actions fire?
+
+``runtime_check`` is a bounded BFS under the spec's own cfg (liveness properties removed:
+they are P4's business); a run stopped by its budget with nothing wrong found is not an
+error.  The score is coverage over seeded random simulations: the actions that produced
+states, minus the actions whose step ended in an error, over all actions TLC reports.
+Seeds are fixed, so the score is reproducible.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..scoring import PhaseResult, Status
+from ..tla.cfg import UNSUPPORTED_IN_215, Config
+from ..tla.messages import TlcResult, Verdict
+from ._context import CellContext
+
+CLEAN = frozenset({Verdict.OK, Verdict.INCOMPLETE})
+HARD_LIMIT_MARGIN_S = 30.0
+
+
+def runtime_config(ctx: CellContext) -> tuple[Config, list[str]]:
+    """The spec's cfg without liveness properties and without keywords this TLC lacks."""
+    config, removed = ctx.config().without({"PROPERTY", "PROPERTIES", *UNSUPPORTED_IN_215})
+    return config, removed
+
+
+def _tlc_args(ctx: CellContext, extra: list[str]) -> list[str]:
+    args = ["-config", ctx.cfg_file, "-workers", "1", *extra]
+    if not ctx.task.runtime.check_deadlock:
+        args.append("-deadlock")
+    return args
+
+
+def _files(ctx: CellContext, config: Config) -> dict[str, str]:
+    return {**ctx.spec_files(), ctx.cfg_file: config.render()}
+
+
+def _bfs(ctx: CellContext, config: Config) -> TlcResult:
+    budget = ctx.task.runtime.budget_s
+    run = ctx.toolchain.tlc(
+        ctx.job_dir("runtime", "bfs"),
+        _files(ctx, config),
+        ctx.module,
+        _tlc_args(ctx, []),
+        timeout_s=budget + HARD_LIMIT_MARGIN_S,
+        stop_after_s=budget,
+    )
+    return run.result
+
+
+def _simulations(ctx: CellContext, config: Config) -> list[TlcResult]:
+    settings = ctx.task.runtime
+    results = []
+    for seed in range(1, settings.simulations + 1):
+        run = ctx.toolchain.tlc(
+            ctx.job_dir("runtime", f"simulate-{seed}"),
+            _files(ctx, config),
+            ctx.module,
+            _tlc_args(ctx, ["-simulate", f"num={settings.traces}", "-depth", str(settings.depth), "-seed", str(seed),
+                            "-coverage", "1"]),
+            timeout_s=settings.budget_s + HARD_LIMIT_MARGIN_S,
+            stop_after_s=settings.budget_s,
+        )
+        results.append(run.result)
+    return results
+
+
+def coverage(results: list[TlcResult]) -> tuple[float, dict[str, Any]]:
+    """(covered - erroneous) / all, over every action any simulation reported."""
+    all_actions: set[str] = set()
+    covered: set[str] = set()
+    erroneous: set[str] = set()
+    for result in results:
+        for name, action in result.coverage.items():
+            all_actions.add(name)
+            if action.generated > 0:
+                covered.add(name)
+        if result.verdict not in CLEAN and result.trace:
+            last = result.trace[-1].action
+            if last:
+                erroneous.add(last)
+    score = len(covered - erroneous) / len(all_actions) if all_actions else 0.0
+    return score, {
+        "actions": sorted(all_actions),
+        "covered": sorted(covered),
+        "never_fired": sorted(all_actions - covered),
+        "erroneous": sorted(erroneous),
+    }
+
+
+def _check_reason(result: TlcResult) -> str:
+    if result.verdict is Verdict.VACUOUS:
+        return "the initial predicate has no states"
+    if result.verdict is Verdict.TIMEOUT:
+        return "TLC did not stop within its hard time limit (an unbounded evaluation?)"
+    return result.summary()
+
+
+def check_runtime(ctx: CellContext) -> PhaseResult:
+    config, removed = runtime_config(ctx)
+    bfs = _bfs(ctx, config)
+    runtime_ok = bfs.verdict in CLEAN
+    sims = _simulations(ctx, config)
+    score, cov = coverage(sims)
+    details: dict[str, Any] = {
+        "runtime_check": runtime_ok,
+        "bfs_verdict": bfs.verdict.value,
+        "distinct_states": bfs.distinct_states,
+        "states_left": bfs.states_left,
+        "cfg_removed": removed,
+        **cov,
+    }
+    if not runtime_ok:
+        return PhaseResult("runtime", Status.FAILED, round(score, 6), f"runtime check failed: {_check_reason(bfs)}", details)
+    sim_errors = [r for r in sims if r.verdict not in CLEAN]
+    if sim_errors:
+        details["simulation_error"] = sim_errors[0].summary()
+    if score >= 1.0:
+        return PhaseResult("runtime", Status.PASSED, 1.0, "no runtime error; every action fired", details)
+    reason = f"coverage {score:.2f}"
+    if cov["never_fired"]:
+        reason += f"; never fired in random simulation: {', '.join(cov['never_fired'])}"
+    if cov["erroneous"]:
+        reason += f"; ended in an error: {', '.join(cov['erroneous'])}"
+    if sim_errors:
+        reason += f" ({sim_errors[0].summary()})"
+    if not cov["actions"]:
+        reason = "TLC reported no action coverage" + (f" ({sim_errors[0].summary()})" if sim_errors else "")
+    return PhaseResult("runtime", Status.FAILED, round(score, 6), reason, details)

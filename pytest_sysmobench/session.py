@@ -1,0 +1,142 @@
+"""Per-process benchmark state: the tasks, the spec sources, the cells, and the toolchain.
+
+Each pytest-xdist worker has its own (cells of one cell group all land on the same worker);
+the controller only collects records from reports.  The toolchain, with its Java driver, is
+started lazily, so a session whose items are all skipped never starts a JVM.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .cache import Cache
+from .cell import Cell, CellId
+from .models import SpecSource, UnknownModel, resolve_source
+from .tasks import PHASES, Task, TaskLoad, load_tasks
+from .tla.driver import ToolRunner
+from .tla.jar import find_jar, find_java
+from .tla.toolchain import Toolchain
+
+
+@dataclass(frozen=True)
+class Options:
+    models: tuple[str, ...]
+    tasks_dir: Path
+    traces_dir: Path
+    output: Path
+    samples: int
+    jar: str | None
+    use_cache: bool
+    rootdir: Path
+
+
+@dataclass(frozen=True)
+class PhaseCase:
+    """What one test item checks: a phase of a cell, or a task/model that failed to load."""
+
+    task: str
+    model: str
+    sample: int
+    phase: str
+    error: str | None = None
+
+    @property
+    def id(self) -> str:
+        suffix = f"-s{self.sample}" if self.sample else ""
+        return f"{self.task}-{self.model}{suffix}-{self.phase}"
+
+    @property
+    def cell(self) -> CellId:
+        return CellId(self.task, self.model, self.sample)
+
+
+@dataclass
+class BenchmarkSession:
+    options: Options
+    run_id: str
+    tasks: TaskLoad
+    sources: dict[str, SpecSource]
+    source_errors: dict[str, str]
+    cells: dict[CellId, Cell] = field(default_factory=dict)
+    _toolchain: Toolchain | None = None
+    _work_dir: Path | None = None
+
+    @classmethod
+    def start(cls, options: Options, run_id: str) -> BenchmarkSession:
+        sources: dict[str, SpecSource] = {}
+        errors: dict[str, str] = {}
+        for entry in options.models:
+            try:
+                source = resolve_source(entry, options.rootdir)
+                sources[source.name] = source
+            except UnknownModel as exc:
+                errors[entry] = str(exc)
+        return cls(options, run_id, load_tasks(options.tasks_dir), sources, errors)
+
+    @property
+    def run_root(self) -> Path:
+        return self.options.output / "runs" / self.run_id
+
+    def cases(self) -> list[PhaseCase]:
+        """Deterministic order: xdist requires every worker to collect the same list."""
+        cases: list[PhaseCase] = []
+        task_names = sorted([t.name for t in self.tasks.tasks] + [name for name, _ in self.tasks.errors])
+        broken = dict(self.tasks.errors)
+        models = sorted(list(self.sources) + list(self.source_errors))
+        for task in task_names:
+            for model in models:
+                error = broken.get(task) or self.source_errors.get(model)
+                for sample in range(self.options.samples):
+                    cases += [PhaseCase(task, model, sample, phase, error) for phase in PHASES]
+        return cases
+
+    def task(self, name: str) -> Task:
+        return next(t for t in self.tasks.tasks if t.name == name)
+
+    def cell(self, case: PhaseCase) -> Cell:
+        if case.cell not in self.cells:
+            self.cells[case.cell] = Cell(
+                self.task(case.task),
+                self.sources[case.model],
+                case.sample,
+                self.toolchain,
+                self.run_root,
+                self.options.traces_dir,
+            )
+        return self.cells[case.cell]
+
+    def toolchain(self) -> Toolchain:
+        if self._toolchain is None:
+            jar = find_jar(self.options.jar)
+            java = find_java()
+            self.options.output.mkdir(parents=True, exist_ok=True)
+            self._work_dir = Path(tempfile.mkdtemp(prefix=f"work-{os.getpid()}-", dir=self.options.output))
+            runner = ToolRunner(jar.path, java=java.java, javac=java.javac, work_dir=self._work_dir)
+            cache = Cache(self.options.output / "cache" if self.options.use_cache else None)
+            self._toolchain = Toolchain(jar, java, runner, cache)
+        return self._toolchain
+
+    def tool_counters(self) -> dict[str, int]:
+        if self._toolchain is None:
+            return {"sany": 0, "tlc": 0, "cache_hits": 0}
+        return {**self._toolchain.runs, "cache_hits": self._toolchain.cache.stats.hits}
+
+    def provenance(self) -> dict[str, Any]:
+        base: dict[str, Any] = {"package_version": __version__}
+        if self._toolchain is not None:
+            base.update(self._toolchain.provenance())
+        return base
+
+    def close(self) -> None:
+        if self._toolchain is not None:
+            self._toolchain.runner.close()
+            self._toolchain = None
+        if self._work_dir is not None:
+            shutil.rmtree(self._work_dir, ignore_errors=True)
+            self._work_dir = None

@@ -1,0 +1,397 @@
+"""Tasks are data: a folder ``tasks/<name>/`` holding task.yaml, the prompt, the invariant
+templates, the reference spec with its mapping, and the seeded-bug mutants.
+
+Loading validates everything up front so that a broken task file fails with a message that
+names the file and the field, instead of surfacing later as a confusing TLC error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import yaml
+
+PHASES: tuple[str, ...] = ("syntax", "runtime", "conformance", "invariants")
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+TASK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+class TaskError(ValueError):
+    """A task folder is malformed; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str
+    description: str
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    package: str
+    install: str
+    version: str
+    root: Path
+    files: tuple[SourceFile, ...]
+
+
+@dataclass(frozen=True)
+class Upstream:
+    system: str
+    repository: str
+    path: str
+    differences: str
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    type: str
+    meaning: str
+
+
+@dataclass(frozen=True)
+class Constant:
+    name: str
+    value: str
+    meaning: str
+
+
+@dataclass(frozen=True)
+class Action:
+    name: str
+    params: tuple[str, ...]
+    meaning: str
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    constants: tuple[Constant, ...]
+    variables: tuple[Variable, ...]
+    actions: tuple[Action, ...]
+
+    def render(self) -> str:
+        """Vocabulary as prompt text: the words the evaluator will speak to the spec in."""
+        lines = ["Constants:"]
+        lines += [f"  {c.name} (e.g. {c.value}): {c.meaning}" for c in self.constants]
+        lines.append("State variables:")
+        lines += [f"  {v.name} \\in {v.type}: {v.meaning}" for v in self.variables]
+        lines.append("Actions:")
+        lines += [f"  {a.name}({', '.join(a.params)}): {a.meaning}" for a in self.actions]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class InvariantTemplate:
+    name: str
+    kind: str  # "safety" | "liveness"
+    meaning: str
+    tla: str
+
+
+@dataclass(frozen=True)
+class Edit:
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    phase: str
+    expect: str
+    why: str
+    edits: tuple[Edit, ...] = ()
+    cfg_edits: tuple[Edit, ...] = ()
+    spec_file: Path | None = None
+
+
+@dataclass(frozen=True)
+class RuntimeSettings:
+    check_deadlock: bool = True
+    simulations: int = 2
+    traces: int = 50
+    depth: int = 40
+    budget_s: float = 20.0
+
+
+@dataclass(frozen=True)
+class InvariantSettings:
+    budget_s: float = 60.0
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    title: str
+    description: str
+    system_type: str
+    language: str
+    module: str
+    directory: Path
+    source: SourceRef
+    upstream: Upstream
+    vocabulary: Vocabulary
+    target_actions: tuple[str, ...]
+    prompt_file: Path
+    templates: tuple[InvariantTemplate, ...]
+    template_definitions: str
+    reference_spec: Path
+    reference_cfg: Path | None
+    reference_mapping: Path | None
+    mutants: tuple[Mutant, ...]
+    runtime: RuntimeSettings = field(default_factory=RuntimeSettings)
+    invariants: InvariantSettings = field(default_factory=InvariantSettings)
+
+    @property
+    def default_constants(self) -> dict[str, str]:
+        return {c.name: c.value for c in self.vocabulary.constants}
+
+
+class _Fields:
+    """Typed access to one YAML mapping, with errors that say where the bad value is."""
+
+    def __init__(self, data: Any, where: str) -> None:
+        if not isinstance(data, Mapping):
+            raise TaskError(f"{where}: expected a mapping, got {type(data).__name__}")
+        self.data = data
+        self.where = where
+
+    def _get(self, key: str, required: bool) -> Any:
+        if key not in self.data or self.data[key] is None:
+            if required:
+                raise TaskError(f"{self.where}: missing required field '{key}'")
+            return None
+        return self.data[key]
+
+    def str(self, key: str, default: str | None = None) -> str:
+        value = self._get(key, default is None)
+        if value is None:
+            return default or ""
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise TaskError(f"{self.where}.{key}: expected a string, got {type(value).__name__}")
+        return str(value)
+
+    def sub(self, key: str, required: bool = True) -> _Fields:
+        value = self._get(key, required)
+        return _Fields({} if value is None else value, f"{self.where}.{key}")
+
+    def list(self, key: str, required: bool = True) -> list[Any]:
+        value = self._get(key, required)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise TaskError(f"{self.where}.{key}: expected a list, got {type(value).__name__}")
+        return value
+
+    def number(self, key: str, default: float) -> float:
+        value = self._get(key, False)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise TaskError(f"{self.where}.{key}: expected a positive number, got {value!r}")
+        return float(value)
+
+    def flag(self, key: str, default: bool) -> bool:
+        value = self._get(key, False)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise TaskError(f"{self.where}.{key}: expected true or false, got {value!r}")
+        return value
+
+    def items(self) -> list[tuple[str, _Fields]]:
+        return [(str(k), _Fields(v if v is not None else {}, f"{self.where}.{k}")) for k, v in self.data.items()]
+
+
+def read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TaskError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise TaskError(f"{path}: invalid YAML{where}: {getattr(exc, 'problem', exc)}") from exc
+
+
+def _identifier(value: str, where: str) -> str:
+    if not IDENTIFIER.match(value):
+        raise TaskError(f"{where}: {value!r} is not a TLA+ identifier")
+    return value
+
+
+def _existing(directory: Path, relative: str, where: str) -> Path:
+    path = (directory / relative).resolve()
+    if directory.resolve() not in path.parents:
+        raise TaskError(f"{where}: {relative!r} points outside the task folder")
+    if not path.is_file():
+        raise TaskError(f"{where}: file {relative!r} does not exist in {directory}")
+    return path
+
+
+def _vocabulary(fields: _Fields) -> Vocabulary:
+    constants = tuple(
+        Constant(_identifier(name, f.where), f.str("value"), f.str("meaning", "")) for name, f in fields.sub("constants").items()
+    )
+    variables = tuple(
+        Variable(_identifier(name, f.where), f.str("type"), f.str("meaning", "")) for name, f in fields.sub("variables").items()
+    )
+    actions = tuple(
+        Action(
+            _identifier(name, f.where),
+            tuple(_identifier(str(p), f"{f.where}.params") for p in f.list("params", required=False)),
+            f.str("meaning", ""),
+        )
+        for name, f in fields.sub("actions").items()
+    )
+    if not variables:
+        raise TaskError(f"{fields.where}.variables: a task needs at least one canonical variable")
+    return Vocabulary(constants, variables, actions)
+
+
+def _templates(path: Path) -> tuple[tuple[InvariantTemplate, ...], str]:
+    fields = _Fields(read_yaml(path), str(path))
+    templates = []
+    seen: set[str] = set()
+    for index, raw in enumerate(fields.list("invariants")):
+        item = _Fields(raw, f"{path}: invariants[{index}]")
+        name = _identifier(item.str("name"), f"{item.where}.name")
+        kind = item.str("kind")
+        if kind not in ("safety", "liveness"):
+            raise TaskError(f"{item.where}.kind: expected 'safety' or 'liveness', got {kind!r}")
+        tla = item.str("tla").strip()
+        if not re.match(rf"^{re.escape(name)}\s*==", tla):
+            raise TaskError(f"{item.where}.tla: must define '{name} == ...'")
+        if name in seen:
+            raise TaskError(f"{item.where}.name: duplicate template name {name!r}")
+        seen.add(name)
+        templates.append(InvariantTemplate(name, kind, item.str("meaning", ""), tla))
+    if not templates:
+        raise TaskError(f"{path}: no invariant templates")
+    return tuple(templates), fields.str("definitions", "")
+
+
+def _edits(items: list[Any], where: str) -> tuple[Edit, ...]:
+    edits = []
+    for index, raw in enumerate(items):
+        item = _Fields(raw, f"{where}[{index}]")
+        edits.append(Edit(item.str("old"), item.str("new", "")))
+    return tuple(edits)
+
+
+def _mutants(directory: Path, path: Path) -> tuple[Mutant, ...]:
+    fields = _Fields(read_yaml(path), str(path))
+    mutants = []
+    for index, raw in enumerate(fields.list("mutants")):
+        item = _Fields(raw, f"{path}: mutants[{index}]")
+        phase = item.str("phase")
+        if phase not in PHASES:
+            raise TaskError(f"{item.where}.phase: expected one of {', '.join(PHASES)}, got {phase!r}")
+        spec = item.str("spec", "") or None
+        edits = _edits(item.list("edits", required=False), f"{item.where}.edits")
+        if not spec and not edits:
+            raise TaskError(f"{item.where}: a mutant needs 'edits' or 'spec'")
+        mutants.append(
+            Mutant(
+                name=item.str("name"),
+                phase=phase,
+                expect=item.str("expect", ""),
+                why=item.str("why"),
+                edits=edits,
+                cfg_edits=_edits(item.list("cfg_edits", required=False), f"{item.where}.cfg_edits"),
+                spec_file=_existing(directory, spec, f"{item.where}.spec") if spec else None,
+            )
+        )
+    return tuple(mutants)
+
+
+def load_task(directory: Path) -> Task:
+    directory = directory.resolve()
+    path = directory / "task.yaml"
+    root = _Fields(read_yaml(path), str(path))
+    name = root.str("name")
+    if not TASK_NAME.match(name):
+        raise TaskError(f"{path}.name: {name!r} must be lower-case letters, digits, '-' or '_'")
+    if name != directory.name:
+        raise TaskError(f"{path}.name: {name!r} does not match the folder name {directory.name!r}")
+    source = root.sub("source")
+    upstream = root.sub("upstream")
+    vocabulary = _vocabulary(root.sub("vocabulary"))
+    action_names = {a.name for a in vocabulary.actions}
+    targets = tuple(str(a) for a in root.list("target_actions", required=False))
+    for action in targets:
+        if action not in action_names:
+            raise TaskError(f"{path}.target_actions: {action!r} is not an action of the vocabulary")
+    reference = root.sub("reference")
+    templates, definitions = _templates(_existing(directory, root.str("invariants"), f"{path}.invariants"))
+    mutants_file = root.str("mutants", "")
+    runtime = root.sub("phases", required=False).sub("runtime", required=False)
+    invariants = root.sub("phases", required=False).sub("invariants", required=False)
+    cfg = reference.str("cfg", "")
+    mapping = reference.str("mapping", "")
+    return Task(
+        name=name,
+        title=root.str("title", name),
+        description=root.str("description", ""),
+        system_type=root.str("system_type"),
+        language=root.str("language"),
+        module=_identifier(root.str("module"), f"{path}.module"),
+        directory=directory,
+        source=SourceRef(
+            package=source.str("package"),
+            install=source.str("install", ""),
+            version=source.str("version", ""),
+            root=Path(source.str("root")),
+            files=tuple(
+                SourceFile(_Fields(f, f"{path}.source.files").str("path"), _Fields(f, f"{path}.source.files").str("description", ""))
+                for f in source.list("files")
+            ),
+        ),
+        upstream=Upstream(upstream.str("system"), upstream.str("repository", ""), upstream.str("path", ""), upstream.str("differences")),
+        vocabulary=vocabulary,
+        target_actions=targets,
+        prompt_file=_existing(directory, root.str("prompt"), f"{path}.prompt"),
+        templates=templates,
+        template_definitions=definitions,
+        reference_spec=_existing(directory, reference.str("spec"), f"{path}.reference.spec"),
+        reference_cfg=_existing(directory, cfg, f"{path}.reference.cfg") if cfg else None,
+        reference_mapping=_existing(directory, mapping, f"{path}.reference.mapping") if mapping else None,
+        mutants=_mutants(directory, _existing(directory, mutants_file, f"{path}.mutants")) if mutants_file else (),
+        runtime=RuntimeSettings(
+            check_deadlock=runtime.flag("check_deadlock", True),
+            simulations=int(runtime.number("simulations", 2)),
+            traces=int(runtime.number("traces", 50)),
+            depth=int(runtime.number("depth", 40)),
+            budget_s=runtime.number("budget_s", 20.0),
+        ),
+        invariants=InvariantSettings(budget_s=invariants.number("budget_s", 60.0)),
+    )
+
+
+@dataclass(frozen=True)
+class TaskLoad:
+    """All tasks of a folder; broken ones are kept with their error so the session goes on."""
+
+    tasks: tuple[Task, ...]
+    errors: tuple[tuple[str, str], ...]
+
+
+def load_tasks(root: Path, names: Sequence[str] | None = None) -> TaskLoad:
+    tasks: list[Task] = []
+    errors: list[tuple[str, str]] = []
+    if not root.is_dir():
+        return TaskLoad((), ((str(root), f"task folder {root} does not exist"),))
+    for directory in sorted(p for p in root.iterdir() if (p / "task.yaml").is_file()):
+        if names and directory.name not in names:
+            continue
+        try:
+            tasks.append(load_task(directory))
+        except TaskError as exc:
+            errors.append((directory.name, str(exc)))
+    return TaskLoad(tuple(tasks), tuple(errors))

@@ -1,0 +1,178 @@
+"""TLC configuration files: read the sections, strip what a model may not decide, add ours.
+
+A model's own INVARIANT or PROPERTY line can make a correct spec fail, and its own
+CONSTRAINT can make a wrong spec pass; P4 therefore removes them before adding the
+evaluator's checks.  The scanner works on sections rather than lines, so multi-line
+sections, comments before keywords and CRLF files are handled the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+KEYWORDS: tuple[str, ...] = (
+    "ACTION_CONSTRAINTS",
+    "ACTION_CONSTRAINT",
+    "CHECK_DEADLOCK",
+    "CONSTANTS",
+    "CONSTANT",
+    "CONSTRAINTS",
+    "CONSTRAINT",
+    "INIT",
+    "INVARIANTS",
+    "INVARIANT",
+    "NEXT",
+    "POSTCONDITIONS",
+    "POSTCONDITION",
+    "PROPERTIES",
+    "PROPERTY",
+    "SPECIFICATION",
+    "SYMMETRY",
+    "VIEW",
+    "ALIAS",
+)
+ASSERTION_KEYWORDS = frozenset(
+    {
+        "INVARIANT",
+        "INVARIANTS",
+        "PROPERTY",
+        "PROPERTIES",
+        "CONSTRAINT",
+        "CONSTRAINTS",
+        "ACTION_CONSTRAINT",
+        "ACTION_CONSTRAINTS",
+        "POSTCONDITION",
+        "POSTCONDITIONS",
+    }
+)
+#: Keywords TLC 2.15 does not know; a cfg that uses them fails with a config error.
+UNSUPPORTED_IN_215 = frozenset({"ALIAS", "POSTCONDITION", "POSTCONDITIONS", "CHECK_DEADLOCK"})
+_KEYWORD = re.compile(r"\b(" + "|".join(KEYWORDS) + r")\b")
+
+
+@dataclass(frozen=True)
+class Section:
+    keyword: str
+    body: str
+
+    @property
+    def canonical(self) -> str:
+        """INVARIANTS and INVARIANT mean the same to TLC."""
+        return self.keyword.rstrip("S") if self.keyword not in ("CONSTANTS", "PROPERTIES") else {
+            "CONSTANTS": "CONSTANT",
+            "PROPERTIES": "PROPERTY",
+        }[self.keyword]
+
+    def names(self) -> list[str]:
+        return re.findall(r"[A-Za-z_][A-Za-z0-9_!]*", self.body)
+
+    def text(self) -> str:
+        return f"{self.keyword}{self.body}"
+
+
+def _mask(text: str) -> str:
+    """Blank out comments and strings so keywords inside them are not taken for sections."""
+    out = list(text)
+    i = 0
+    depth = 0
+    while i < len(text):
+        if depth:
+            if text.startswith("*)", i):
+                depth -= 1
+                out[i] = out[i + 1] = " "
+                i += 2
+                continue
+            if text.startswith("(*", i):
+                depth += 1
+                out[i] = out[i + 1] = " "
+                i += 2
+                continue
+            if text[i] != "\n":
+                out[i] = " "
+            i += 1
+        elif text.startswith("(*", i):
+            depth = 1
+            out[i] = out[i + 1] = " "
+            i += 2
+        elif text.startswith("\\*", i):
+            end = text.find("\n", i)
+            end = len(text) if end < 0 else end
+            for j in range(i, end):
+                out[j] = " "
+            i = end
+        elif text[i] == '"':
+            end = i + 1
+            while end < len(text) and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            for j in range(i + 1, min(end, len(text))):
+                out[j] = " "
+            i = end + 1
+        else:
+            i += 1
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Config:
+    preamble: str
+    sections: tuple[Section, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> Config:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        masked = _mask(text)
+        starts = [m for m in _KEYWORD.finditer(masked)]
+        if not starts:
+            return cls(text, ())
+        sections = []
+        for index, match in enumerate(starts):
+            end = starts[index + 1].start() if index + 1 < len(starts) else len(text)
+            sections.append(Section(match.group(1), text[match.end() : end]))
+        return cls(text[: starts[0].start()], tuple(sections))
+
+    def render(self) -> str:
+        body = self.preamble
+        for section in self.sections:
+            if body and not body[-1].isspace():
+                body += "\n"
+            body += section.text()
+        return body if body.endswith("\n") else body + "\n"
+
+    def keywords(self) -> set[str]:
+        return {s.keyword for s in self.sections}
+
+    def without(self, keywords: Iterable[str]) -> tuple[Config, list[str]]:
+        drop = set(keywords)
+        kept = tuple(s for s in self.sections if s.keyword not in drop)
+        removed = [s.text().strip() for s in self.sections if s.keyword in drop]
+        return Config(self.preamble, kept), removed
+
+    def strip_assertions(self) -> tuple[Config, list[str]]:
+        return self.without(ASSERTION_KEYWORDS)
+
+    def with_section(self, keyword: str, names: Iterable[str]) -> Config:
+        listed = " ".join(names)
+        if not listed:
+            return self
+        return Config(self.preamble, self.sections + (Section(keyword, f" {listed}\n"),))
+
+    def unsupported(self) -> list[str]:
+        return sorted(self.keywords() & UNSUPPORTED_IN_215)
+
+    def behaviour_spec(self) -> str | None:
+        """The SPECIFICATION formula's name, when the cfg names one."""
+        for section in self.sections:
+            if section.keyword == "SPECIFICATION" and section.names():
+                return section.names()[0]
+        return None
+
+
+def default_config(constants: Mapping[str, str], spec: str = "Spec") -> str:
+    """A cfg for a spec that came without one: the task's small constant values."""
+    lines = [f"SPECIFICATION {spec}"]
+    if constants:
+        lines.append("CONSTANTS")
+        lines += [f"    {name} = {value}" for name, value in constants.items()]
+    return "\n".join(lines) + "\n"

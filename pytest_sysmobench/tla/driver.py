@@ -1,0 +1,555 @@
+"""Running SANY and TLC: a long-lived JVM driver, or one JVM per check as a fallback.
+
+A JVM start plus class loading costs 130–700 ms per check, while the work itself is often a few
+milliseconds, so by default one driver JVM per runner (per pytest worker) runs every job:
+SANY in a shared class loader, TLC in a fresh class loader per job (TLC 2.15 keeps static state).
+Without ``javac`` the driver cannot be built and each check starts its own JVM ("cli" mode).
+
+Tool output never travels on the control channel: the driver writes it to a per-job file and
+answers with one ``DONE <id> <rc> <ms>`` line on a stdout that no tool code can reach, so a spec
+that Prints protocol-looking text cannot forge a verdict.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import os
+import secrets
+import selectors
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Sequence
+from urllib.parse import quote
+
+JAVA_SOURCES_DIR = Path(__file__).parent / "java"
+DRIVER_CLASS = "SysmoDriver"
+#: Flags measured in the toolchain reference: SerialGC + C1 start fastest; the soft-ref policy
+#: lets per-job class loaders be collected; VM chatter goes to stderr, never to the control stream.
+JVM_FLAGS: tuple[str, ...] = (
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-XX:SoftRefLRUPolicyMSPerMB=0",
+    "-XX:-UsePerfData",
+    "-XX:+DisplayVMOutputToStderr",
+    "-Dfile.encoding=UTF-8",
+)
+STARTUP_TIMEOUT_S = 60.0
+QUIT_GRACE_S = 2.0
+CLI_NETWORK_NOTE = (
+    "cli mode: during a model-checking run TLC's RMI fingerprint set listens on a TCP port on all interfaces"
+)
+DRIVER_NETWORK_NOTE = "driver mode: TLC's RMI listener is bound to loopback and never accepts connections"
+
+
+@dataclass(frozen=True)
+class RawRun:
+    """One tool invocation as it happened; classification is someone else's job."""
+
+    tool: str
+    exit_code: int | None
+    output: str
+    elapsed_s: float
+    timed_out: bool
+    mode: str
+    #: Why exit_code is None when it was not a timeout (e.g. the driver JVM died mid-job).
+    detail: str = ""
+
+
+class DriverError(Exception):
+    """A harness fault (no Java, driver will not build or start): never the spec's fault."""
+
+
+def _java_version(java: str) -> str:
+    """The full ``java -version`` text: part of the class cache key, and shown by ``doctor``."""
+    try:
+        probe = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    except FileNotFoundError as exc:
+        raise DriverError(
+            f"Java not found ({java!r}): install a Java 11+ runtime, e.g. 'apt-get install openjdk-17-jdk-headless'"
+        ) from exc
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise DriverError(f"'{java} -version' failed: {exc}") from exc
+    text = (probe.stderr or probe.stdout).strip()
+    if probe.returncode != 0 or not text:
+        raise DriverError(f"'{java} -version' failed with exit code {probe.returncode}: {text}")
+    return text
+
+
+def _which(program: str | None) -> str | None:
+    if not program:
+        return None
+    return shutil.which(program)
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _java_sources() -> list[Path]:
+    sources = sorted(JAVA_SOURCES_DIR.glob("*.java"))
+    if not sources:
+        raise DriverError(f"driver sources missing from {JAVA_SOURCES_DIR}")
+    return sources
+
+
+def _cache_root() -> Path:
+    """Compiled classes are shared by all workers and runs, so they live in the user cache, not work_dir."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pytest-sysmobench" / "driver"
+
+
+def _class_key(sources: Sequence[Path], jar_sha: str, java_version: str) -> str:
+    digest = hashlib.sha256()
+    for source in sources:
+        digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+    digest.update(jar_sha.encode() + b"\0" + java_version.encode())
+    return digest.hexdigest()[:32]
+
+
+def _compile(javac: str, jar: Path, sources: Sequence[Path], dest: Path) -> None:
+    """Compile into a temp dir and rename, so concurrent xdist workers never see half a class dir."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".build-", dir=dest.parent))
+    cmd = [javac, "-encoding", "UTF-8", "-nowarn", "-cp", str(jar), "-d", str(staging), *map(str, sources)]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise DriverError(f"javac failed to run: {exc}") from exc
+    if done.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise DriverError(f"javac failed (exit {done.returncode}):\n{done.stdout}{done.stderr}")
+    try:
+        os.rename(staging, dest)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+        if not _is_compiled(dest):
+            raise
+
+
+def _is_compiled(class_dir: Path) -> bool:
+    return (class_dir / f"{DRIVER_CLASS}.class").is_file() and (class_dir / "TlcJob.class").is_file()
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """The JVM runs in its own session; killing the group also takes any child it may have spawned."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _encode_fields(fields: Sequence[str]) -> bytes:
+    return (" ".join(quote(field, safe="") for field in fields) + "\n").encode("utf-8")
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
+
+
+def _log_tail(path: Path, limit: int = 4000) -> str:
+    return _read_text(path)[-limit:]
+
+
+class _Reply:
+    """What the driver said about one job: DONE with rc, nothing within the time limit, or it died."""
+
+    def __init__(self, kind: str, rc: int | None = None, detail: str = "") -> None:
+        self.kind = kind  # "done" | "timeout" | "died"
+        self.rc = rc
+        self.detail = detail
+
+
+class _DriverProcess:
+    """One driver JVM and its line-based control channel (stdout), read with a deadline."""
+
+    def __init__(self, cmd: Sequence[str], log_path: Path) -> None:
+        self._log_path = log_path
+        self._log: IO[bytes] = log_path.open("ab")
+        try:
+            self.proc: subprocess.Popen[bytes] = subprocess.Popen(
+                list(cmd),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._log,
+                start_new_session=True,
+                bufsize=0,
+            )
+        except OSError as exc:
+            self._log.close()
+            raise DriverError(f"cannot start the driver JVM: {exc}") from exc
+        self._buffer = b""
+        self._selector = selectors.DefaultSelector()
+        assert self.proc.stdout is not None
+        self._selector.register(self.proc.stdout, selectors.EVENT_READ)
+        self._finalizer = weakref.finalize(self, _kill_group, self.proc)
+        self._await_ready()
+
+    def _await_ready(self) -> None:
+        try:
+            line = self._read_line(time.monotonic() + STARTUP_TIMEOUT_S)
+        except EOFError:
+            line = "<exited>"
+        if line != "READY":
+            self.kill()
+            reason = "timed out" if line is None else f"said {line!r}"
+            raise DriverError(f"driver JVM did not start ({reason}); log:\n{_log_tail(self._log_path)}")
+
+    def _read_line(self, deadline: float) -> str | None:
+        """Next control line, or None on timeout; EOFError when the JVM is gone."""
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self._selector.select(remaining):
+                return None
+            assert self.proc.stdout is not None
+            chunk = os.read(self.proc.stdout.fileno(), 65536)
+            if not chunk:
+                raise EOFError
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode("utf-8", errors="replace").rstrip("\r")
+
+    def request(self, fields: Sequence[str], job_id: str, timeout_s: float) -> _Reply:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(_encode_fields(fields))
+        except OSError:
+            return self._died()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                line = self._read_line(deadline)
+            except EOFError:
+                return self._died()
+            if line is None:
+                self.kill()
+                return _Reply("timeout")
+            reply = self._parse(line, job_id)
+            if reply is not None:
+                return reply
+
+    def _parse(self, line: str, job_id: str) -> _Reply | None:
+        parts = line.split(" ")
+        if parts[0] == "FAIL":
+            raise DriverError(f"driver rejected a request: {line}")
+        if len(parts) == 4 and parts[0] == "DONE" and parts[1] == job_id and parts[2].lstrip("-").isdigit():
+            return _Reply("done", int(parts[2]))
+        return None  # stray VM chatter; only our exact reply counts
+
+    def _died(self) -> _Reply:
+        self.kill()
+        status = self.proc.returncode
+        return _Reply("died", detail=f"driver JVM exited (status {status}) during the job; see {self._log_path}")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        _kill_group(self.proc)
+        self._shutdown_streams()
+
+    def quit(self) -> None:
+        """Ask politely (QUIT and EOF both end the driver), then make sure."""
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(b"QUIT\n")
+            self.proc.stdin.close()
+            self.proc.wait(timeout=QUIT_GRACE_S)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        self.kill()
+
+    def _shutdown_streams(self) -> None:
+        self._selector.close()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        self._log.close()
+        self._finalizer.detach()
+
+
+class ToolRunner:
+    """Runs SANY and TLC for one pytest worker; owns one driver JVM, restarted lazily after a kill."""
+
+    def __init__(
+        self,
+        jar: Path,
+        *,
+        java: str = "java",
+        javac: str | None = "javac",
+        work_dir: Path,
+        heap_mb: int = 1024,
+        prefer_driver: bool = True,
+    ) -> None:
+        self._jar = Path(jar).resolve()
+        if not self._jar.is_file():
+            raise DriverError(f"TLA+ tools jar not found: {self._jar}")
+        self._java = _which(java) or java
+        self._java_version = _java_version(self._java)
+        self._javac = _which(javac)
+        self._work_dir = Path(work_dir).resolve()
+        self._tmp_dir = self._work_dir / "tmp"
+        self._tmp_dir.mkdir(parents=True, exist_ok=True)
+        self._heap_mb = heap_mb
+        self._mode = "driver" if prefer_driver and self._javac else "cli"
+        self._class_dir: Path | None = None
+        self._driver: _DriverProcess | None = None
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._nonce = secrets.token_hex(6)
+
+    # ----------------------------------------------------------------- public API
+
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    def sany(
+        self, spec_dir: Path, module: str, *, library_dirs: Sequence[Path] = (), timeout_s: float = 60.0
+    ) -> RawRun:
+        """Parse and level-check ``spec_dir/module.tla``. In driver mode exit_code is synthesized (0 clean,
+        255 on any SANY error, including semantic ones the SANY CLI exits 0 on); classify from the text."""
+        spec_dir = Path(spec_dir).resolve()
+        dirs = self._search_dirs(spec_dir, library_dirs)
+        if self._mode == "driver":
+            return self._driver_job("sany", spec_dir / f"{module}.tla", dirs, [], 0, timeout_s)
+        cmd = ["tla2sany.SANY", f"{module}.tla"]
+        return self._cli_job("sany", spec_dir, dirs[1:], cmd, None, timeout_s)
+
+    def tlc(
+        self,
+        spec_dir: Path,
+        module: str,
+        args: Sequence[str],
+        *,
+        library_dirs: Sequence[Path] = (),
+        timeout_s: float = 120.0,
+        stop_after_s: float | None = None,
+    ) -> RawRun:
+        """Run TLC with ``args`` plus ``-tool``, a fresh ``-metadir`` and the spec file.
+
+        ``stop_after_s`` is TLC's own budget (whole seconds, rounded up): the run ends cleanly with
+        states left on queue. ``timeout_s`` is the hard limit: the JVM is killed and the result has
+        timed_out=True and exit_code None.
+        """
+        spec_dir = Path(spec_dir).resolve()
+        dirs = self._search_dirs(spec_dir, library_dirs)
+        user_args = _checked_tlc_args(args, spec_dir)
+        stop_after = _stop_after_seconds(stop_after_s)
+        metadir = self._work_dir / "meta" / self._next_id()
+        metadir.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if self._mode == "driver":
+                spec_file = spec_dir / f"{module}.tla"
+                full = ["-tool", "-metadir", str(metadir), *user_args, str(spec_file)]
+                return self._driver_job("tlc", spec_file, dirs, full, stop_after, timeout_s)
+            full = ["tlc2.TLC", "-tool", "-metadir", str(metadir), *user_args, f"{module}.tla"]
+            return self._cli_job("tlc", spec_dir, dirs[1:], full, stop_after, timeout_s)
+        finally:
+            shutil.rmtree(metadir, ignore_errors=True)
+
+    @property
+    def driver_pid(self) -> int | None:
+        """The live driver JVM's pid (for diagnostics and leak checks); None in cli mode or before first use."""
+        if self._driver is not None and self._driver.alive():
+            return self._driver.proc.pid
+        return None
+
+    def describe(self) -> dict[str, str]:
+        return {
+            "java": self._java,
+            "java_version": self._java_version.splitlines()[0],
+            "javac": self._javac or "not found: one JVM per check (cli mode)",
+            "mode": self._mode,
+            "class_dir": self._describe_class_dir(),
+            "jar": str(self._jar),
+            "work_dir": str(self._work_dir),
+            "heap_mb": str(self._heap_mb),
+            "network": DRIVER_NETWORK_NOTE if self._mode == "driver" else CLI_NETWORK_NOTE,
+        }
+
+    def _describe_class_dir(self) -> str:
+        if self._mode != "driver":
+            return "(none: cli mode)"
+        class_dir = self._class_dir or self._class_dir_for_sources()
+        return str(class_dir) if _is_compiled(class_dir) else f"{class_dir} (compiled at first use)"
+
+    def close(self) -> None:
+        with self._lock:
+            if self._driver is not None:
+                self._driver.quit()
+                self._driver = None
+
+    def __enter__(self) -> ToolRunner:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # ----------------------------------------------------------------- shared helpers
+
+    def _next_id(self) -> str:
+        return f"{self._nonce}-{next(self._ids)}"
+
+    @staticmethod
+    def _search_dirs(spec_dir: Path, library_dirs: Sequence[Path]) -> list[Path]:
+        """The spec's own directory first, so a spec's module shadows a library module of the same name."""
+        return [spec_dir, *(Path(d).resolve() for d in library_dirs)]
+
+    def _jvm_base(self, tmp_dir: Path) -> list[str]:
+        return [self._java, *JVM_FLAGS, f"-Xmx{self._heap_mb}m", f"-Djava.io.tmpdir={tmp_dir}"]
+
+    # ----------------------------------------------------------------- driver mode
+
+    def _driver_job(
+        self, tool: str, spec_file: Path, dirs: Sequence[Path], args: Sequence[str], stop_after: int, timeout_s: float
+    ) -> RawRun:
+        with self._lock:
+            driver = self._ensure_driver()
+            job_id = self._next_id()
+            out_path = self._work_dir / "jobs" / f"{job_id}.out"
+            out_path.parent.mkdir(parents=True, exist_ok=True)
+            fields = ["JOB", job_id, tool, str(out_path), str(stop_after), str(len(dirs)), *map(str, dirs)]
+            fields += [str(spec_file), str(len(args)), *args]
+            start = time.monotonic()
+            reply = driver.request(fields, job_id, timeout_s)
+            elapsed = time.monotonic() - start
+            if reply.kind != "done":
+                self._driver = None  # restarted lazily by the next job
+            output = _read_text(out_path)
+            out_path.unlink(missing_ok=True)
+        return RawRun(
+            tool=tool,
+            exit_code=reply.rc,
+            output=output,
+            elapsed_s=elapsed,
+            timed_out=reply.kind == "timeout",
+            mode="driver",
+            detail=reply.detail,
+        )
+
+    def _ensure_driver(self) -> _DriverProcess:
+        if self._driver is not None and self._driver.alive():
+            return self._driver
+        if self._driver is not None:
+            self._driver.kill()
+        class_dir = self._ensure_classes()
+        cmd = self._jvm_base(self._tmp_dir)
+        cmd += ["-cp", f"{class_dir}{os.pathsep}{self._jar}", DRIVER_CLASS, str(self._jar), str(class_dir)]
+        self._driver = _DriverProcess(cmd, self._work_dir / "driver.log")
+        return self._driver
+
+    def _ensure_classes(self) -> Path:
+        if self._class_dir is not None and _is_compiled(self._class_dir):
+            return self._class_dir
+        assert self._javac is not None
+        class_dir = self._class_dir_for_sources()
+        if not _is_compiled(class_dir):
+            _compile(self._javac, self._jar, _java_sources(), class_dir)
+        self._class_dir = class_dir
+        return class_dir
+
+    def _class_dir_for_sources(self) -> Path:
+        """Keyed by sources, jar and Java, so an upgrade of any of them never reuses stale classes."""
+        return _cache_root() / _class_key(_java_sources(), _file_sha256(self._jar), self._java_version)
+
+    # ----------------------------------------------------------------- cli mode
+
+    def _cli_job(
+        self,
+        tool: str,
+        spec_dir: Path,
+        library_dirs: Sequence[Path],
+        main_and_args: Sequence[str],
+        stop_after: int | None,
+        timeout_s: float,
+    ) -> RawRun:
+        """One JVM per check; a private tmpdir per run because TLC extracts and deletes standard modules there."""
+        run_id = self._next_id()
+        tmp_dir = self._tmp_dir / f"cli-{run_id}"
+        tmp_dir.mkdir(parents=True)
+        out_path = self._work_dir / "jobs" / f"{run_id}.out"
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        cmd = self._jvm_base(tmp_dir)
+        if library_dirs:
+            cmd.append("-DTLA-Library=" + os.pathsep.join(map(str, library_dirs)))
+        if stop_after:
+            cmd.append(f"-Dtlc2.TLC.stopAfter={stop_after}")
+        cmd += ["-cp", str(self._jar), *main_and_args]
+        try:
+            rc, timed_out, elapsed = _run_killable(cmd, spec_dir, out_path, timeout_s)
+            output = _read_text(out_path)
+        finally:
+            out_path.unlink(missing_ok=True)
+            shutil.rmtree(tmp_dir, ignore_errors=True)
+        return RawRun(tool=tool, exit_code=rc, output=output, elapsed_s=elapsed, timed_out=timed_out, mode="cli")
+
+
+def _run_killable(cmd: Sequence[str], cwd: Path, out_path: Path, timeout_s: float) -> tuple[int | None, bool, float]:
+    """Output goes to a file so that a killed run still leaves what it printed so far."""
+    start = time.monotonic()
+    with out_path.open("wb") as sink:
+        try:
+            proc = subprocess.Popen(
+                list(cmd), cwd=cwd, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise DriverError(f"cannot start java: {exc}") from exc
+        try:
+            rc: int | None = proc.wait(timeout=timeout_s)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            rc, timed_out = None, True
+    return rc, timed_out, time.monotonic() - start
+
+
+def _stop_after_seconds(stop_after_s: float | None) -> int:
+    """TLC reads tlc2.TLC.stopAfter as whole seconds; any positive budget means at least one second."""
+    if stop_after_s is None or stop_after_s <= 0:
+        return 0
+    return max(1, math.ceil(stop_after_s))
+
+
+def _checked_tlc_args(args: Sequence[str], spec_dir: Path) -> list[str]:
+    """Reject what the runner owns, and turn an absolute -config inside spec_dir into the relative
+    form TLC 2.15 requires (it prefixes the spec dir to any -config path)."""
+    out = [str(a) for a in args]
+    if "-metadir" in out:
+        raise ValueError("-metadir is managed by ToolRunner (a fresh one per run)")
+    out = [a for a in out if a != "-tool"]
+    for index, arg in enumerate(out[:-1]):
+        if arg == "-config" and os.path.isabs(out[index + 1]):
+            config = Path(out[index + 1]).resolve()
+            try:
+                out[index + 1] = str(config.relative_to(spec_dir))
+            except ValueError:
+                raise ValueError(f"-config must lie inside the spec dir {spec_dir}: {config}") from None
+    return out

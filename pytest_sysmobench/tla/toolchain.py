@@ -1,0 +1,143 @@
+"""The one door to SANY and TLC: files in, typed and cached results out.
+
+Phases hand over the module texts they want checked; this writes them into a job folder
+inside the cell's run directory (never anywhere else), runs the tool through the per-process
+driver, classifies the output, and caches the raw run by content hash so that a re-run with
+nothing changed performs no tool run at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from ..cache import Cache, atomic_write_text, digest
+from .driver import RawRun, ToolRunner
+from .jar import Jar, Java
+from .messages import TlcResult, classify_tlc
+from .sany import SanyResult, classify_sany
+
+LIBRARY_DIR = Path(__file__).parent / "library"
+#: Bump when the way a run is performed changes (flags added by the runner, driver protocol).
+RUN_FORMAT = 1
+SAFE_FILE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+
+def library_fingerprint() -> str:
+    digest_ = hashlib.sha256()
+    for path in sorted(LIBRARY_DIR.glob("*.tla")):
+        digest_.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest_.hexdigest()
+
+
+@dataclass(frozen=True)
+class SanyRun:
+    raw: RawRun
+    result: SanyResult
+    cached: bool
+
+
+@dataclass(frozen=True)
+class TlcRun:
+    raw: RawRun
+    result: TlcResult
+    cached: bool
+
+
+def _encode(raw: RawRun) -> dict[str, object]:
+    return asdict(raw)
+
+
+def _decode(data: Mapping[str, object]) -> RawRun:
+    return RawRun(**data)  # type: ignore[arg-type]
+
+
+def _check_filename(name: str) -> None:
+    """Generated specs are untrusted: a file name must be a plain name, never a path."""
+    if not name or set(name) - SAFE_FILE or name.startswith(".") or "/" in name:
+        raise ValueError(f"refusing to write {name!r}: not a plain file name")
+
+
+class Toolchain:
+    def __init__(self, jar: Jar, java: Java, runner: ToolRunner, cache: Cache) -> None:
+        self.jar = jar
+        self.java = java
+        self.runner = runner
+        self.cache = cache
+        self.library = library_fingerprint()
+        self.runs = {"sany": 0, "tlc": 0}
+        self._lock = threading.Lock()
+
+    def provenance(self) -> dict[str, str]:
+        return {
+            "jar_sha256": self.jar.sha256,
+            "jar_version": self.jar.version,
+            "java_version": self.java.version,
+            "runner_mode": self.runner.mode,
+            "library_sha256": self.library,
+        }
+
+    def _key(self, tool: str, files: Mapping[str, str], module: str, args: Sequence[str], extra: object) -> str:
+        return digest(RUN_FORMAT, tool, sorted(files.items()), module, list(args), self.jar.sha256, self.library, extra)
+
+    def _materialize(self, workdir: Path, files: Mapping[str, str]) -> None:
+        workdir.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            _check_filename(name)
+            atomic_write_text(workdir / name, text)
+
+    def _run(
+        self, tool: str, key: str, compute: Callable[[], RawRun], workdir: Path, log_name: str
+    ) -> tuple[RawRun, bool]:
+        hits_before = self.cache.stats.hits
+
+        def counted() -> RawRun:
+            with self._lock:
+                self.runs[tool] += 1
+            return compute()
+
+        raw = self.cache.get_or_compute(
+            tool, key, counted, _encode, _decode, keep=lambda r: r.exit_code is not None or r.timed_out
+        )
+        cached = self.cache.stats.hits > hits_before
+        atomic_write_text(workdir / log_name, raw.output)
+        return raw, cached
+
+    def sany(self, workdir: Path, files: Mapping[str, str], module: str, timeout_s: float = 60.0) -> SanyRun:
+        self._materialize(workdir, files)
+        key = self._key("sany", files, module, (), timeout_s)
+        raw, cached = self._run(
+            "sany",
+            key,
+            lambda: self.runner.sany(workdir, module, library_dirs=[LIBRARY_DIR], timeout_s=timeout_s),
+            workdir,
+            f"{module}.sany.log",
+        )
+        return SanyRun(raw, classify_sany(raw.output), cached)
+
+    def tlc(
+        self,
+        workdir: Path,
+        files: Mapping[str, str],
+        module: str,
+        args: Sequence[str],
+        *,
+        timeout_s: float,
+        stop_after_s: float | None = None,
+        log_name: str | None = None,
+    ) -> TlcRun:
+        self._materialize(workdir, files)
+        key = self._key("tlc", files, module, args, (stop_after_s, timeout_s))
+        raw, cached = self._run(
+            "tlc",
+            key,
+            lambda: self.runner.tlc(
+                workdir, module, args, library_dirs=[LIBRARY_DIR], timeout_s=timeout_s, stop_after_s=stop_after_s
+            ),
+            workdir,
+            log_name or f"{module}.tlc.log",
+        )
+        return TlcRun(raw, classify_tlc(raw.output, raw.exit_code, raw.timed_out), cached)

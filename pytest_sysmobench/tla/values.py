@@ -1,0 +1,409 @@
+"""TLA+ values as TLC prints them, and Python values written back as TLA+ source.
+
+TLC prints every state of a counterexample (and every ``Print``/``PrintT``) in
+a small, regular value syntax.  The harness needs those values as Python data
+(to compare a spec's trace with a real system's log) and it needs the opposite
+direction to write logged states into generated TLA+ modules (trace windows).
+
+Representation (``Value``):
+
+* integers -> ``int``; ``TRUE``/``FALSE`` -> ``bool``; strings -> ``str``
+* model values and other bare identifiers -> ``ModelValue(name)``.  This also
+  covers the ``null`` TLC prints for a variable the next-state action did not
+  assign.
+* sets ``{...}`` -> ``frozenset``; an interval ``a..b`` (TLC prints ``1..3``
+  as such) -> the ``frozenset`` of its integers
+* sequences / tuples ``<<...>>`` -> ``tuple``
+* records ``[a |-> 1]`` -> ``Record`` (immutable, hashable mapping str -> Value)
+* functions ``(k :> v @@ ...)`` -> ``TlaFunction`` (immutable, hashable mapping)
+
+TLA+ identities that Python cannot express, kept simple on purpose:
+
+* TLC prints a function whose domain is ``1..n`` as a sequence and the empty
+  function / record / sequence as ``<<>>`` (or ``<< >>``); those come back as
+  tuples.  A ``TlaFunction`` with domain ``1..n`` is *not* normalised to a tuple,
+  so ``TlaFunction({1: "a"}) != ("a",)`` although TLA+ considers them equal.
+* TLC prints a function with a string domain as a record.  ``Record`` and
+  ``TlaFunction`` with the same items compare (and hash) equal, as in TLA+.
+* Python's ``True == 1`` means a set mixing ``TRUE`` and ``1`` collapses; TLC
+  refuses to compare such values anyway.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping, Set
+from dataclasses import dataclass
+from typing import NoReturn, TypeAlias
+
+Value: TypeAlias = (
+    "bool | int | str | ModelValue | frozenset[Value] | tuple[Value, ...] | Record | TlaFunction"
+)
+
+__all__ = [
+    "ModelValue",
+    "Record",
+    "TlaFunction",
+    "Value",
+    "ValueParseError",
+    "format_value",
+    "parse_value",
+]
+
+_MAX_DEPTH = 200
+_MAX_INTERVAL = 1_000_000
+_MAX_STRING_CODEPOINT = 0xFF  # SANY 2.1's lexer rejects string characters above Latin-1.
+
+_IDENT_RE = re.compile(r"[A-Za-z0-9_]*[A-Za-z][A-Za-z0-9_]*")
+_WORD_RE = re.compile(r"[A-Za-z0-9_]+")
+_RESERVED = frozenset(
+    """ASSUME ASSUMPTION AXIOM BOOLEAN CASE CHOOSE CONSTANT CONSTANTS DOMAIN ELSE ENABLED
+    EXCEPT EXTENDS FALSE IF IN INSTANCE LAMBDA LET LOCAL MODULE OTHER RECURSIVE STRING
+    SUBSET THEN THEOREM TRUE UNCHANGED UNION VARIABLE VARIABLES WITH WF_ SF_""".split()
+)
+_ESCAPES_OUT = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "\f": "\\f"}
+_ESCAPES_IN = {"\\": "\\", '"': '"', "n": "\n", "t": "\t", "r": "\r", "f": "\f"}
+
+
+@dataclass(frozen=True, order=True)
+class ModelValue:
+    """A TLC model value (``CONSTANT Procs = {p1, p2}``): equal only to itself."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class _FrozenMapping(Mapping):  # type: ignore[type-arg]
+    """Shared base so records and functions are immutable, hashable and inter-comparable."""
+
+    __slots__ = ("_data", "_hash")
+    _data: dict[Value, Value]
+    _hash: int | None
+
+    def __init__(self, items: Mapping[Value, Value] | Iterable[tuple[Value, Value]] = ()) -> None:
+        object.__setattr__(self, "_data", dict(items))
+        object.__setattr__(self, "_hash", None)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __getitem__(self, key: Value) -> Value:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[Value]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            object.__setattr__(self, "_hash", hash(frozenset(self._data.items())))
+        return self._hash  # type: ignore[return-value]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return self._data == dict(other.items())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._data!r})"
+
+
+class Record(_FrozenMapping):
+    """A TLA+ record ``[f |-> v, ...]``; field order is kept for display only."""
+
+    __slots__ = ()
+
+    def __init__(self, items: Mapping[str, Value] | Iterable[tuple[str, Value]] = ()) -> None:
+        super().__init__(items)
+        bad = [key for key in self._data if not isinstance(key, str)]
+        if bad:
+            raise TypeError(f"record field names must be strings, got {bad[0]!r}")
+
+
+class TlaFunction(_FrozenMapping):
+    """A TLA+ function ``(k1 :> v1 @@ k2 :> v2)`` with an arbitrary finite domain."""
+
+    __slots__ = ()
+
+
+class ValueParseError(ValueError):
+    """TLC value text that could not be read; carries where, so a caller can point at it."""
+
+    def __init__(self, reason: str, text: str, position: int) -> None:
+        self.reason = reason
+        self.text = text
+        self.position = position
+        self.line = text.count("\n", 0, position) + 1
+        self.column = position - (text.rfind("\n", 0, position) + 1) + 1
+        snippet = text[position : position + 30]
+        super().__init__(
+            f"{reason} at line {self.line}, column {self.column} (offset {position}): {snippet!r}"
+        )
+
+
+# ---------------------------------------------------------------------------
+# Parsing
+
+
+def parse_value(text: str) -> Value:
+    """Read one value printed by TLC; raises only ``ValueParseError``."""
+    parser = _Parser(text)
+    value = parser.value(0)
+    parser.skip_space()
+    if parser.pos != len(text):
+        parser.fail("unexpected text after the value")
+    return value
+
+
+class _Parser:
+    """Recursive-descent reader; depth is bounded so hostile input cannot blow the stack."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def fail(self, reason: str) -> NoReturn:
+        raise ValueParseError(reason, self.text, self.pos)
+
+    def skip_space(self) -> None:
+        text, pos = self.text, self.pos
+        while pos < len(text) and text[pos] in " \t\r\n":
+            pos += 1
+        self.pos = pos
+
+    def peek(self, token: str) -> bool:
+        self.skip_space()
+        return self.text.startswith(token, self.pos)
+
+    def accept(self, token: str) -> bool:
+        if self.peek(token):
+            self.pos += len(token)
+            return True
+        return False
+
+    def expect(self, token: str) -> None:
+        if not self.accept(token):
+            self.fail(f"expected {token!r}")
+
+    def value(self, depth: int) -> Value:
+        if depth > _MAX_DEPTH:
+            self.fail(f"values nested deeper than {_MAX_DEPTH} levels")
+        self.skip_space()
+        if self.pos >= len(self.text):
+            self.fail("expected a value but the text ended")
+        char = self.text[self.pos]
+        if char == "{":
+            return self.set_value(depth)
+        if self.text.startswith("<<", self.pos):
+            return self.sequence(depth)
+        if char == "[":
+            return self.record(depth)
+        if char == "(":
+            return self.function(depth)
+        if char == '"':
+            return self.string()
+        if char == "-" or char.isdigit() or char.isalpha() or char == "_":
+            return self.word()
+        self.fail("expected a value")
+
+    def items(self, close: str, depth: int) -> list[Value]:
+        """Comma-separated values up to ``close`` (the opening token is already consumed)."""
+        found: list[Value] = []
+        if self.accept(close):
+            return found
+        while True:
+            found.append(self.value(depth + 1))
+            if self.accept(close):
+                return found
+            self.expect(",")
+
+    def set_value(self, depth: int) -> frozenset[Value]:
+        self.pos += 1
+        return frozenset(self.items("}", depth))
+
+    def sequence(self, depth: int) -> tuple[Value, ...]:
+        self.pos += 2
+        return tuple(self.items(">>", depth))
+
+    def record(self, depth: int) -> Record:
+        self.pos += 1
+        fields: dict[str, Value] = {}
+        while True:
+            name = self.field_name()
+            self.expect("|->")
+            value = self.value(depth + 1)
+            fields.setdefault(name, value)
+            if self.accept("]"):
+                return Record(fields)
+            self.expect(",")
+
+    def field_name(self) -> str:
+        self.skip_space()
+        match = _WORD_RE.match(self.text, self.pos)
+        if match is None or not _IDENT_RE.fullmatch(match.group()):
+            self.fail("expected a record field name")
+        self.pos = match.end()
+        return match.group()
+
+    def function(self, depth: int) -> Value:
+        """``(k :> v @@ ...)``; a plain parenthesised value is accepted too."""
+        self.pos += 1
+        first = self.value(depth + 1)
+        if self.accept(")"):
+            return first
+        pairs: dict[Value, Value] = {}
+        key = first
+        while True:
+            self.expect(":>")
+            pairs.setdefault(key, self.value(depth + 1))  # f @@ g: the left operand wins
+            if self.accept(")"):
+                return TlaFunction(pairs)
+            self.expect("@@")
+            key = self.value(depth + 1)
+
+    def string(self) -> str:
+        text, pos = self.text, self.pos + 1
+        out: list[str] = []
+        while pos < len(text):
+            char = text[pos]
+            if char == '"':
+                self.pos = pos + 1
+                return "".join(out)
+            if char == "\\":
+                escaped = _ESCAPES_IN.get(text[pos + 1 : pos + 2])
+                if escaped is None:
+                    self.pos = pos
+                    self.fail("unknown escape in string")
+                out.append(escaped)
+                pos += 2
+                continue
+            out.append(char)
+            pos += 1
+        self.fail("unterminated string")
+
+    def word(self) -> Value:
+        """Integer (maybe negative), interval ``a..b``, boolean or model value."""
+        start = self.pos
+        negative = self.text.startswith("-", start)
+        match = _WORD_RE.match(self.text, start + negative)
+        if match is None:
+            self.fail("expected a number or a name")
+        word = match.group()
+        self.pos = match.end()
+        if word.isdigit():
+            return self.maybe_interval(int(word) * (-1 if negative else 1), start)
+        if negative or not _IDENT_RE.fullmatch(word):
+            self.pos = start
+            self.fail("malformed number or name")
+        if word == "TRUE":
+            return True
+        if word == "FALSE":
+            return False
+        return ModelValue(word)
+
+    def maybe_interval(self, low: int, start: int) -> Value:
+        if not self.text.startswith("..", self.pos):
+            return low
+        self.pos += 2
+        bound_start = self.pos
+        high = self.word()
+        if not isinstance(high, int) or isinstance(high, bool):
+            self.pos = bound_start
+            self.fail("interval bound must be an integer")
+        if high - low >= _MAX_INTERVAL:
+            self.pos = start
+            self.fail(f"interval {low}..{high} has more than {_MAX_INTERVAL} elements")
+        return frozenset(range(low, high + 1))
+
+
+# ---------------------------------------------------------------------------
+# Formatting
+
+
+def format_value(value: object) -> str:
+    """Write a Python value as TLA+ source; equal values give identical text."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return _format_string(value)
+    if isinstance(value, ModelValue):
+        return _format_model_value(value)
+    if isinstance(value, Mapping):
+        return _format_mapping(value)
+    if isinstance(value, (tuple, list)):
+        return "<<" + ", ".join(format_value(item) for item in value) + ">>"
+    if isinstance(value, Set):
+        return "{" + ", ".join(_sorted_texts(value)) + "}"
+    raise ValueError(
+        f"cannot write {type(value).__name__} {value!r} as a TLA+ value: supported are "
+        "bool, int, str, ModelValue, set/frozenset, tuple/list, dict/Record and TlaFunction"
+    )
+
+
+def _format_string(value: str) -> str:
+    for char in value:
+        if ord(char) > _MAX_STRING_CODEPOINT:
+            raise ValueError(
+                f"cannot write string {value!r} as TLA+: character {char!r} (U+{ord(char):04X}) "
+                "is outside Latin-1, which SANY 2.1 rejects in string literals"
+            )
+    return '"' + "".join(_ESCAPES_OUT.get(char, char) for char in value) + '"'
+
+
+def _format_model_value(value: ModelValue) -> str:
+    if not _is_identifier(value.name):
+        raise ValueError(f"cannot write model value {value.name!r}: not a TLA+ identifier")
+    return value.name
+
+
+def _is_identifier(name: object) -> bool:
+    return isinstance(name, str) and bool(_IDENT_RE.fullmatch(name)) and name not in _RESERVED
+
+
+def _format_mapping(value: Mapping[object, object]) -> str:
+    """Record syntax when every key is a usable field name, otherwise ``(k :> v @@ ...)``.
+
+    The choice depends on the keys only, never on the Python type: a record and
+    a function with the same items are the same TLA+ value and must print alike
+    (TLC itself prints string-domain functions as records).
+    """
+    if not value:
+        return "<<>>"
+    if all(_is_identifier(key) for key in value):
+        fields = sorted(value.items(), key=lambda item: str(item[0]))
+        return "[" + ", ".join(f"{key} |-> {format_value(item)}" for key, item in fields) + "]"
+    return _format_function(value)
+
+
+def _format_function(value: Mapping[object, object]) -> str:
+    if not value:
+        return "<<>>"
+    pairs = sorted(
+        ((format_value(key), format_value(item), key) for key, item in value.items()),
+        key=lambda triple: _order_key(triple[2], triple[0]),
+    )
+    return "(" + " @@ ".join(f"{key} :> {item}" for key, item, _ in pairs) + ")"
+
+
+def _sorted_texts(values: Iterable[object]) -> list[str]:
+    texts = [(format_value(item), item) for item in values]
+    return [text for text, _ in sorted(texts, key=lambda pair: _order_key(pair[1], pair[0]))]
+
+
+def _order_key(value: object, text: str) -> tuple[int, int, str]:
+    """Numbers numerically, then strings, model values, and composites by their text."""
+    if isinstance(value, bool):
+        return (0, int(value), text)
+    if isinstance(value, int):
+        return (1, value, text)
+    if isinstance(value, str):
+        return (2, 0, value)
+    if isinstance(value, ModelValue):
+        return (3, 0, value.name)
+    return (4, 0, text)

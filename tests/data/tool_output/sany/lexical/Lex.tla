@@ -1,0 +1,5 @@
+---- MODULE Lex ----
+VARIABLE x
+Init == x = 0
+Next == x' = x;
+====

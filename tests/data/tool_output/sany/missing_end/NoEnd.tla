@@ -1,0 +1,4 @@
+---- MODULE NoEnd ----
+VARIABLE x
+Init == x = 0
+Next == x' = x

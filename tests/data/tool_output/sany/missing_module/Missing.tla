@@ -1,0 +1,5 @@
+---- MODULE Missing ----
+EXTENDS Naturals, NoSuchModule
+VARIABLE x
+Init == x = 0
+====

@@ -1,0 +1,4 @@
+---- MODULE Other ----
+VARIABLE x
+Init == x = 0
+====

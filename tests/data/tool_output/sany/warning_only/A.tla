@@ -1,0 +1,6 @@
+---- MODULE A ----
+EXTENDS Naturals
+VARIABLE x
+VARIABLE x
+Init == x = 0
+====

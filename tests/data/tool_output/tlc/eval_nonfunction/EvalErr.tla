@@ -1,0 +1,6 @@
+---- MODULE EvalErr ----
+EXTENDS Naturals
+VARIABLE x
+Init == x = 0
+Next == x' = x[1]
+====

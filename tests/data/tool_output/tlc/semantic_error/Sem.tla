@@ -1,0 +1,6 @@
+---- MODULE Sem ----
+EXTENDS Naturals
+VARIABLE x
+Init == x = 0
+Next == x' = Foo(x)
+====

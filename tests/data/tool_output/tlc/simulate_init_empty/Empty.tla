@@ -1,0 +1,6 @@
+---- MODULE Empty ----
+EXTENDS Naturals
+VARIABLE x
+Init == x \in {} 
+Next == x' = x
+====

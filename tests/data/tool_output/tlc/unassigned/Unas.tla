@@ -1,0 +1,6 @@
+---- MODULE Unas ----
+EXTENDS Naturals
+VARIABLES x, y
+Init == x = 0 /\ y = 0
+Next == x' = x + 1
+====

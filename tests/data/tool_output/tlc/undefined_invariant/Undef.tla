@@ -1,0 +1,6 @@
+---- MODULE Undef ----
+EXTENDS Naturals
+VARIABLE x
+Init == x = 0
+Next == x' = x
+====

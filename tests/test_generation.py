@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from hypothesis import given, strategies as st
+
+from pytest_sysmobench.generation import extract_spec
+
+MODULE = "---- MODULE Spin ----\nEXTENDS Naturals\nVARIABLE x\nInit == x = 0\n====\n"
+CFG = "SPECIFICATION Spec\nCONSTANT N = 3\n"
+
+
+def test_fenced_tla_and_cfg_with_chatter() -> None:
+    answer = f"Here is the spec:\n\n```tla\n{MODULE}```\n\nAnd the config:\n```cfg\n{CFG}```\nHope it helps!"
+    got = extract_spec(answer)
+    assert got.problem is None
+    assert got.tla == MODULE and got.cfg == CFG and got.declared_module == "Spin"
+    assert "spec taken from a fenced code block" in got.notes
+
+
+def test_bare_module_with_trailing_chatter() -> None:
+    got = extract_spec("Sure.\n" + MODULE + "\nThis models the lock.")
+    assert got.tla == MODULE and got.cfg is None
+
+
+def test_empty_and_moduleless_answers_are_problems_not_crashes() -> None:
+    assert extract_spec("").problem == "the answer is empty"
+    assert extract_spec("   \n").problem == "the answer is empty"
+    got = extract_spec("def lock():\n    while cas(): pass\n")
+    assert got.tla is None and "no TLA+ module" in (got.problem or "")
+
+
+def test_several_blocks_take_the_first_and_say_so() -> None:
+    other = MODULE.replace("Spin", "Other")
+    got = extract_spec(f"```tla\n{MODULE}```\n```tla\n{other}```")
+    assert got.declared_module == "Spin"
+    assert any("2 TLA+ blocks" in n for n in got.notes)
+
+
+def test_missing_footer_is_noted() -> None:
+    got = extract_spec("---- MODULE Spin ----\nVARIABLE x\n")
+    assert got.tla is not None and "no closing ====" in " ".join(got.notes)
+
+
+@given(st.text(max_size=400))
+def test_extraction_never_raises(answer: str) -> None:
+    got = extract_spec(answer)
+    assert (got.tla is None) == (got.problem is not None)
+
+
+@given(prefix=st.text(alphabet=st.characters(blacklist_characters="`-="), max_size=80),
+       suffix=st.text(alphabet=st.characters(blacklist_characters="`-="), max_size=80))
+def test_module_survives_any_chatter(prefix: str, suffix: str) -> None:
+    got = extract_spec(f"{prefix}\n```tla\n{MODULE}```\n{suffix}")
+    assert got.tla == MODULE

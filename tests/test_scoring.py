@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, strategies as st
+
+from pytest_sysmobench.scoring import WEIGHTS, PhaseResult, Status, composite, gate, pass_at_k
+
+SCORES = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+
+
+@given(st.dictionaries(st.sampled_from(list(WEIGHTS)), SCORES))
+def test_composite_is_the_weighted_sum_with_missing_as_zero(scores: dict[str, float]) -> None:
+    results = {p: PhaseResult(p, Status.FAILED, s) for p, s in scores.items()}
+    expected = sum(WEIGHTS[p] * s for p, s in scores.items())
+    assert math.isclose(composite(results), expected, abs_tol=1e-6)
+    assert 0.0 <= composite(results) <= 1.0
+
+
+def test_weights_are_the_canonical_ones() -> None:
+    assert dict(WEIGHTS) == {"syntax": 0.15, "runtime": 0.15, "conformance": 0.35, "invariants": 0.35}
+    full = {p: PhaseResult(p, Status.PASSED, 1.0) for p in WEIGHTS}
+    assert composite(full) == 1.0
+
+
+def test_gates() -> None:
+    p1_bad = PhaseResult("syntax", Status.FAILED, 0.25, "parse error")
+    assert gate("runtime", [p1_bad]).status is Status.BLOCKED
+    p1 = PhaseResult("syntax", Status.PASSED, 1.0)
+    zero = PhaseResult("runtime", Status.FAILED, 0.0, "", {"runtime_check": True})
+    assert gate("invariants", [p1, zero]).status is Status.BLOCKED
+    crashed = PhaseResult("runtime", Status.FAILED, 0.8, "eval error", {"runtime_check": False})
+    assert "blocked by runtime" in gate("conformance", [p1, crashed]).reason
+    partial = PhaseResult("runtime", Status.FAILED, 0.5, "", {"runtime_check": True})
+    assert gate("invariants", [p1, partial]) is None
+    assert gate("runtime", [p1]) is None
+
+
+def test_scores_out_of_range_are_rejected() -> None:
+    with pytest.raises(ValueError):
+        PhaseResult("syntax", Status.PASSED, 1.5)
+    with pytest.raises(ValueError):
+        PhaseResult("nonsense", Status.PASSED, 1.0)
+
+
+def _pass_at_k_by_enumeration(n: int, c: int, k: int) -> float:
+    from itertools import combinations
+
+    outcomes = [True] * c + [False] * (n - c)
+    subsets = list(combinations(range(n), k))
+    return sum(any(outcomes[i] for i in s) for s in subsets) / len(subsets)
+
+
+@given(st.integers(1, 9).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n), st.integers(1, n))))
+def test_pass_at_k_matches_enumeration(args: tuple[int, int, int]) -> None:
+    n, c, k = args
+    assert math.isclose(pass_at_k(n, c, k), _pass_at_k_by_enumeration(n, c, k), abs_tol=1e-9)
+
+
+def test_result_json_round_trip() -> None:
+    result = PhaseResult("invariants", Status.INCONCLUSIVE, 0.5, "budget", {"passed": 1})
+    assert PhaseResult.from_json(result.to_json()) == result
