@@ -92,6 +92,10 @@ class Cell:
         context = CellContext(self.task, candidate, self._toolchain(), self.run_dir, self.traces_dir)
         return CHECKS[phase](context)
 
+    def evaluate(self) -> dict[str, PhaseResult]:
+        """All four phases, in order."""
+        return {phase: self.result(phase) for phase in PHASES}
+
     def composite(self) -> float:
         return composite(self.results)
 

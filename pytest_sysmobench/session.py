@@ -56,69 +56,41 @@ class PhaseCase:
         return CellId(self.task, self.model, self.sample)
 
 
-@dataclass
-class BenchmarkSession:
-    options: Options
-    run_id: str
-    tasks: TaskLoad
-    sources: dict[str, SpecSource]
-    source_errors: dict[str, str]
-    cells: dict[CellId, Cell] = field(default_factory=dict)
-    _toolchain: Toolchain | None = None
-    _work_dir: Path | None = None
+class Scorer:
+    """Scores candidate specs outside pytest too: one toolchain (one JVM), one cache, one run root.
 
-    @classmethod
-    def start(cls, options: Options, run_id: str) -> BenchmarkSession:
-        sources: dict[str, SpecSource] = {}
-        errors: dict[str, str] = {}
-        for entry in options.models:
-            try:
-                source = resolve_source(entry, options.rootdir)
-                sources[source.name] = source
-            except UnknownModel as exc:
-                errors[entry] = str(exc)
-        return cls(options, run_id, load_tasks(options.tasks_dir), sources, errors)
+    Used by the plugin's session and directly by tests and scripts::
+
+        with Scorer(Path("out")) as scorer:
+            cell = scorer.cell(task, ReferenceSource())
+            results = cell.evaluate()
+    """
+
+    def __init__(self, output: Path, *, run_id: str = "adhoc", jar: str | None = None, use_cache: bool = True,
+                 traces_dir: Path | None = None) -> None:
+        self.output = output
+        self.run_id = run_id
+        self.jar = jar
+        self.use_cache = use_cache
+        self.traces_dir = traces_dir or output / "no-traces"
+        self._toolchain: Toolchain | None = None
+        self._work_dir: Path | None = None
 
     @property
     def run_root(self) -> Path:
-        return self.options.output / "runs" / self.run_id
+        return self.output / "runs" / self.run_id
 
-    def cases(self) -> list[PhaseCase]:
-        """Deterministic order: xdist requires every worker to collect the same list."""
-        cases: list[PhaseCase] = []
-        task_names = sorted([t.name for t in self.tasks.tasks] + [name for name, _ in self.tasks.errors])
-        broken = dict(self.tasks.errors)
-        models = sorted(list(self.sources) + list(self.source_errors))
-        for task in task_names:
-            for model in models:
-                error = broken.get(task) or self.source_errors.get(model)
-                for sample in range(self.options.samples):
-                    cases += [PhaseCase(task, model, sample, phase, error) for phase in PHASES]
-        return cases
-
-    def task(self, name: str) -> Task:
-        return next(t for t in self.tasks.tasks if t.name == name)
-
-    def cell(self, case: PhaseCase) -> Cell:
-        if case.cell not in self.cells:
-            self.cells[case.cell] = Cell(
-                self.task(case.task),
-                self.sources[case.model],
-                case.sample,
-                self.toolchain,
-                self.run_root,
-                self.options.traces_dir,
-            )
-        return self.cells[case.cell]
+    def cell(self, task: Task, source: SpecSource, sample: int = 0) -> Cell:
+        return Cell(task, source, sample, self.toolchain, self.run_root, self.traces_dir)
 
     def toolchain(self) -> Toolchain:
         if self._toolchain is None:
-            jar = find_jar(self.options.jar)
+            jar = find_jar(self.jar)
             java = find_java()
-            self.options.output.mkdir(parents=True, exist_ok=True)
-            self._work_dir = Path(tempfile.mkdtemp(prefix=f"work-{os.getpid()}-", dir=self.options.output))
+            self.output.mkdir(parents=True, exist_ok=True)
+            self._work_dir = Path(tempfile.mkdtemp(prefix=f"work-{os.getpid()}-", dir=self.output))
             runner = ToolRunner(jar.path, java=java.java, javac=java.javac, work_dir=self._work_dir)
-            cache = Cache(self.options.output / "cache" if self.options.use_cache else None)
+            cache = Cache(self.output / "cache" if self.use_cache else None)
             self._toolchain = Toolchain(jar, java, runner, cache)
         return self._toolchain
 
@@ -140,3 +112,68 @@ class BenchmarkSession:
         if self._work_dir is not None:
             shutil.rmtree(self._work_dir, ignore_errors=True)
             self._work_dir = None
+
+    def __enter__(self) -> Scorer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass
+class BenchmarkSession:
+    options: Options
+    run_id: str
+    tasks: TaskLoad
+    sources: dict[str, SpecSource]
+    source_errors: dict[str, str]
+    scorer: Scorer
+    cells: dict[CellId, Cell] = field(default_factory=dict)
+
+    @classmethod
+    def start(cls, options: Options, run_id: str) -> BenchmarkSession:
+        sources: dict[str, SpecSource] = {}
+        errors: dict[str, str] = {}
+        for entry in options.models:
+            try:
+                source = resolve_source(entry, options.rootdir)
+                sources[source.name] = source
+            except UnknownModel as exc:
+                errors[entry] = str(exc)
+        scorer = Scorer(options.output, run_id=run_id, jar=options.jar, use_cache=options.use_cache,
+                        traces_dir=options.traces_dir)
+        return cls(options, run_id, load_tasks(options.tasks_dir), sources, errors, scorer)
+
+    @property
+    def run_root(self) -> Path:
+        return self.scorer.run_root
+
+    def cases(self) -> list[PhaseCase]:
+        """Deterministic order: xdist requires every worker to collect the same list."""
+        cases: list[PhaseCase] = []
+        task_names = sorted([t.name for t in self.tasks.tasks] + [name for name, _ in self.tasks.errors])
+        broken = dict(self.tasks.errors)
+        models = sorted(list(self.sources) + list(self.source_errors))
+        for task in task_names:
+            for model in models:
+                error = broken.get(task) or self.source_errors.get(model)
+                for sample in range(self.options.samples):
+                    cases += [PhaseCase(task, model, sample, phase, error) for phase in PHASES]
+        return cases
+
+    def task(self, name: str) -> Task:
+        return next(t for t in self.tasks.tasks if t.name == name)
+
+    def cell(self, case: PhaseCase) -> Cell:
+        if case.cell not in self.cells:
+            self.cells[case.cell] = self.scorer.cell(self.task(case.task), self.sources[case.model], case.sample)
+        return self.cells[case.cell]
+
+    def tool_counters(self) -> dict[str, int]:
+        return self.scorer.tool_counters()
+
+    def provenance(self) -> dict[str, Any]:
+        return self.scorer.provenance()
+
+    def close(self) -> None:
+        self.scorer.close()

@@ -108,6 +108,26 @@ class Mutant:
     cfg_edits: tuple[Edit, ...] = ()
     spec_file: Path | None = None
 
+    def apply(self, spec: str, cfg: str | None) -> tuple[str, str | None]:
+        """The mutated spec and cfg; every edit's text must occur exactly once."""
+        if self.spec_file is not None:
+            spec = self.spec_file.read_text(encoding="utf-8")
+        spec = _apply_edits(spec, self.edits, f"mutant {self.name}")
+        if cfg is not None:
+            cfg = _apply_edits(cfg, self.cfg_edits, f"mutant {self.name} (cfg)")
+        elif self.cfg_edits:
+            raise TaskError(f"mutant {self.name}: cfg_edits given but the reference has no cfg")
+        return spec, cfg
+
+
+def _apply_edits(text: str, edits: Sequence[Edit], where: str) -> str:
+    for edit in edits:
+        count = text.count(edit.old)
+        if count != 1:
+            raise TaskError(f"{where}: the text to replace occurs {count} times, expected once: {edit.old[:60]!r}")
+        text = text.replace(edit.old, edit.new)
+    return text
+
 
 @dataclass(frozen=True)
 class RuntimeSettings:

@@ -233,7 +233,13 @@ def test_formatting_is_deterministic(value: Value) -> None:
     assert format_value(parse_value(text)) == text
 
 
-@given(st.lists(leaves, max_size=8))
+def _no_bool_int_mix(items: list[Value]) -> bool:
+    """Python's ``True == 1`` would make the two sets differ in *which* element survives."""
+    kinds = {type(item) for item in items}
+    return not {bool, int} <= kinds
+
+
+@given(st.lists(leaves, max_size=8).filter(_no_bool_int_mix))
 def test_set_and_dict_order_do_not_change_text(items: list[Value]) -> None:
     assert format_value(set(items)) == format_value(frozenset(reversed(items)))
     forward = {f"f{index}": item for index, item in enumerate(items)}

@@ -6,6 +6,6 @@ one more source; every source yields the same :class:`Candidate`.
 from __future__ import annotations
 
 from ._base import Candidate, SpecSource, UnknownModel
-from ._sources import ReferenceSource, ReplaySource, resolve_source
+from ._sources import MutantSource, ReferenceSource, ReplaySource, resolve_source
 
-__all__ = ["Candidate", "ReferenceSource", "ReplaySource", "SpecSource", "UnknownModel", "resolve_source"]
+__all__ = ["Candidate", "MutantSource", "ReferenceSource", "ReplaySource", "SpecSource", "UnknownModel", "resolve_source"]

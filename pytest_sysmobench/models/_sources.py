@@ -5,7 +5,7 @@ from pathlib import Path
 
 from ..generation import extract_spec
 from ..mapping import MappingError, identity_mapping, load_mapping
-from ..tasks import Task
+from ..tasks import Task, TaskError
 from ..tla.cfg import default_config
 from ._base import Candidate, UnknownModel
 
@@ -58,6 +58,26 @@ class ReferenceSource:
         return _with_spec(base, task, _read(task.reference_spec), cfg, task.reference_mapping)
 
 
+class MutantSource:
+    """A seeded-bug mutant of the reference spec: the benchmark must catch it in its phase."""
+
+    def __init__(self, mutant: str) -> None:
+        self.mutant = mutant
+        self.name = f"mutant:{mutant}"
+
+    def candidate(self, task: Task, sample: int) -> Candidate:
+        base = Candidate(task.name, self.name, sample, task.module, origin=f"{task.reference_spec} + {self.mutant}")
+        mutant = next((m for m in task.mutants if m.name == self.mutant), None)
+        if mutant is None:
+            return replace(base, absent=f"task {task.name} has no mutant {self.mutant!r}")
+        cfg = _read(task.reference_cfg) if task.reference_cfg else None
+        try:
+            spec, cfg = mutant.apply(_read(task.reference_spec), cfg)
+        except TaskError as exc:
+            return replace(base, problem=str(exc))
+        return _with_spec(base, task, spec, cfg, task.reference_mapping)
+
+
 class ReplaySource:
     """Specs written or generated elsewhere: ``DIR/<task>/<Module>.tla`` (+ optional .cfg, mapping.yaml)."""
 
@@ -77,10 +97,12 @@ class ReplaySource:
         return _with_spec(base, task, _read(spec), cfg, mapping if mapping.is_file() else None)
 
 
-def resolve_source(entry: str, rootdir: Path) -> ReferenceSource | ReplaySource:
+def resolve_source(entry: str, rootdir: Path) -> ReferenceSource | ReplaySource | MutantSource:
     entry = entry.strip()
     if entry == "reference":
         return ReferenceSource()
+    if entry.startswith("mutant:") and len(entry) > len("mutant:"):
+        return MutantSource(entry[len("mutant:") :])
     if entry.startswith("replay:"):
         directory = Path(entry[len("replay:") :]).expanduser()
         directory = directory if directory.is_absolute() else rootdir / directory
@@ -88,5 +110,5 @@ def resolve_source(entry: str, rootdir: Path) -> ReferenceSource | ReplaySource:
             raise UnknownModel(f"--sysmobench-models {entry}: {directory} is not a directory")
         return ReplaySource(directory.resolve())
     raise UnknownModel(
-        f"--sysmobench-models: unknown model {entry!r} (known: 'reference', 'replay:DIR'; API models come with litellm support)"
+        f"--sysmobench-models: unknown model {entry!r} (known: 'reference', 'replay:DIR', 'mutant:NAME'; API models come with litellm support)"
     )

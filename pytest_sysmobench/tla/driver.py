@@ -172,24 +172,25 @@ def _log_tail(path: Path, limit: int = 4000) -> str:
     return _read_text(path)[-limit:]
 
 
+@dataclass(frozen=True)
 class _Reply:
     """What the driver said about one job: DONE with rc, nothing within the time limit, or it died."""
 
-    def __init__(self, kind: str, rc: int | None = None, detail: str = "") -> None:
-        self.kind = kind  # "done" | "timeout" | "died"
-        self.rc = rc
-        self.detail = detail
+    kind: str  # "done" | "timeout" | "died"
+    rc: int | None = None
+    detail: str = ""
 
 
 class _DriverProcess:
     """One driver JVM and its line-based control channel (stdout), read with a deadline."""
 
-    def __init__(self, cmd: Sequence[str], log_path: Path) -> None:
+    def __init__(self, cmd: Sequence[str], cwd: Path, log_path: Path) -> None:
         self._log_path = log_path
         self._log: IO[bytes] = log_path.open("ab")
         try:
             self.proc: subprocess.Popen[bytes] = subprocess.Popen(
                 list(cmd),
+                cwd=cwd,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._log,
@@ -354,7 +355,9 @@ class ToolRunner:
 
         ``stop_after_s`` is TLC's own budget (whole seconds, rounded up): the run ends cleanly with
         states left on queue. ``timeout_s`` is the hard limit: the JVM is killed and the result has
-        timed_out=True and exit_code None.
+        timed_out=True and exit_code None. File-valued switches (``-dump``, ``-userFile``,
+        ``-simulate file=``) should be absolute: a relative one resolves against spec_dir in cli mode
+        but against work_dir in driver mode (one JVM cannot change directory per job).
         """
         spec_dir = Path(spec_dir).resolve()
         dirs = self._search_dirs(spec_dir, library_dirs)
@@ -462,7 +465,8 @@ class ToolRunner:
         class_dir = self._ensure_classes()
         cmd = self._jvm_base(self._tmp_dir)
         cmd += ["-cp", f"{class_dir}{os.pathsep}{self._jar}", DRIVER_CLASS, str(self._jar), str(class_dir)]
-        self._driver = _DriverProcess(cmd, self._work_dir / "driver.log")
+        # cwd = work_dir: a relative output path in a job lands in our private dir, not the user's cwd.
+        self._driver = _DriverProcess(cmd, self._work_dir, self._work_dir / "driver.log")
         return self._driver
 
     def _ensure_classes(self) -> Path:
@@ -508,7 +512,12 @@ class ToolRunner:
         finally:
             out_path.unlink(missing_ok=True)
             shutil.rmtree(tmp_dir, ignore_errors=True)
-        return RawRun(tool=tool, exit_code=rc, output=output, elapsed_s=elapsed, timed_out=timed_out, mode="cli")
+        detail = ""
+        if rc is not None and rc < 0:  # died from a signal (crash or OOM killer): not a tool verdict
+            rc, detail = None, f"java was killed by signal {-rc}"
+        return RawRun(
+            tool=tool, exit_code=rc, output=output, elapsed_s=elapsed, timed_out=timed_out, mode="cli", detail=detail
+        )
 
 
 def _run_killable(cmd: Sequence[str], cwd: Path, out_path: Path, timeout_s: float) -> tuple[int | None, bool, float]:

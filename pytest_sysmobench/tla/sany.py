@@ -84,7 +84,7 @@ class SanyError:
 
 @dataclass(frozen=True)
 class SanyResult:
-    """SANY's verdict; ``ok`` needs positive evidence (a module was semantically processed)."""
+    """SANY's verdict; ``ok`` needs positive evidence (the root module was semantically processed)."""
 
     ok: bool
     errors: list[SanyError] = field(default_factory=list)
@@ -167,7 +167,10 @@ def _no_evidence_message(output: str) -> str:
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     if not lines:
         return "SANY printed nothing"
-    return f"unrecognised SANY output (no module was processed); last line: {lines[-1][:200]}"
+    return (
+        "unrecognised SANY output (the root module was never semantically processed); "
+        f"last line: {lines[-1][:200]}"
+    )
 
 
 class _Scan:
@@ -183,6 +186,7 @@ class _Scan:
         self.failed = False
         self.failure_text = "SANY reported a fatal error"
         self.section_has_parse_error = False
+        self.root: str | None = None
 
     def run(self) -> None:
         while self.index < len(self.lines):
@@ -193,10 +197,13 @@ class _Scan:
     def step(self, line: str) -> None:
         if _BANNER.match(line):
             self.section_has_parse_error = False
+            self.root = None
         elif match := _PARSING_FILE.match(line):
             self.last_module = match.group(1)
-        elif _SEMANTIC_PROCESSING.match(line):
-            self.processed = True
+            self.root = self.root or self.last_module
+        elif match := _SEMANTIC_PROCESSING.match(line):
+            # Standard modules are processed first; only the root module proves success.
+            self.processed = self.processed or match.group(1) == self.root
         elif match := _LEXICAL.match(line):
             self.add_parse_error(
                 SanyErrorKind.LEXICAL, line, int(match.group(1)), int(match.group(2)), None

@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass
-from typing import NoReturn, TypeAlias
+from typing import Generic, NoReturn, TypeAlias, TypeVar
 
 Value: TypeAlias = (
     "bool | int | str | ModelValue | frozenset[Value] | tuple[Value, ...] | Record | TlaFunction"
@@ -49,6 +49,8 @@ __all__ = [
     "format_value",
     "parse_value",
 ]
+
+K = TypeVar("K")
 
 _MAX_DEPTH = 200
 _MAX_INTERVAL = 1_000_000
@@ -75,24 +77,24 @@ class ModelValue:
         return self.name
 
 
-class _FrozenMapping(Mapping):  # type: ignore[type-arg]
+class _FrozenMapping(Mapping[K, "Value"], Generic[K]):
     """Shared base so records and functions are immutable, hashable and inter-comparable."""
 
     __slots__ = ("_data", "_hash")
-    _data: dict[Value, Value]
+    _data: dict[K, Value]
     _hash: int | None
 
-    def __init__(self, items: Mapping[Value, Value] | Iterable[tuple[Value, Value]] = ()) -> None:
+    def __init__(self, items: Mapping[K, Value] | Iterable[tuple[K, Value]] = ()) -> None:
         object.__setattr__(self, "_data", dict(items))
         object.__setattr__(self, "_hash", None)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
 
-    def __getitem__(self, key: Value) -> Value:
+    def __getitem__(self, key: K) -> Value:
         return self._data[key]
 
-    def __iter__(self) -> Iterator[Value]:
+    def __iter__(self) -> Iterator[K]:
         return iter(self._data)
 
     def __len__(self) -> int:
@@ -101,7 +103,8 @@ class _FrozenMapping(Mapping):  # type: ignore[type-arg]
     def __hash__(self) -> int:
         if self._hash is None:
             object.__setattr__(self, "_hash", hash(frozenset(self._data.items())))
-        return self._hash  # type: ignore[return-value]
+        assert self._hash is not None
+        return self._hash
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Mapping):
@@ -112,7 +115,7 @@ class _FrozenMapping(Mapping):  # type: ignore[type-arg]
         return f"{type(self).__name__}({self._data!r})"
 
 
-class Record(_FrozenMapping):
+class Record(_FrozenMapping[str]):
     """A TLA+ record ``[f |-> v, ...]``; field order is kept for display only."""
 
     __slots__ = ()
@@ -124,7 +127,7 @@ class Record(_FrozenMapping):
             raise TypeError(f"record field names must be strings, got {bad[0]!r}")
 
 
-class TlaFunction(_FrozenMapping):
+class TlaFunction(_FrozenMapping["Value"]):
     """A TLA+ function ``(k1 :> v1 @@ k2 :> v2)`` with an arbitrary finite domain."""
 
     __slots__ = ()

@@ -1,0 +1,53 @@
+"""Every seeded-bug mutant must be caught by the phase it names, and only there.
+
+This is how we know the benchmark measures anything: a mutant that slips through, or is
+caught by an earlier phase than intended, means a phase does not see what it claims to.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_sysmobench import PHASES, Status, load_tasks
+from pytest_sysmobench.models import MutantSource, ReferenceSource
+from pytest_sysmobench.session import Scorer
+
+ROOT = Path(__file__).resolve().parents[1]
+TASKS = load_tasks(ROOT / "tasks")
+MUTANTS = [(task, mutant) for task in TASKS.tasks for mutant in task.mutants]
+
+
+@pytest.fixture(scope="module")
+def scorer(tmp_path_factory: pytest.TempPathFactory) -> Scorer:
+    with Scorer(tmp_path_factory.mktemp("mutants"), use_cache=False) as scorer:
+        yield scorer
+
+
+def test_tasks_load_cleanly() -> None:
+    assert TASKS.errors == ()
+    assert TASKS.tasks, "no tasks found"
+
+
+@pytest.mark.parametrize("task", TASKS.tasks, ids=lambda t: t.name)
+def test_reference_scores_full_marks(scorer: Scorer, task) -> None:
+    results = scorer.cell(task, ReferenceSource()).evaluate()
+    for phase in ("syntax", "runtime", "invariants"):
+        assert results[phase].status is Status.PASSED, (phase, results[phase].reason)
+        assert results[phase].score == 1.0
+
+
+@pytest.mark.parametrize(("task", "mutant"), MUTANTS, ids=[f"{t.name}-{m.name}" for t, m in MUTANTS])
+def test_mutant_is_caught_by_its_phase(scorer: Scorer, task, mutant) -> None:
+    cell = scorer.cell(task, MutantSource(mutant.name))
+    target = PHASES.index(mutant.phase)
+    for phase in PHASES[:target]:
+        if phase == "conformance":
+            continue
+        earlier = cell.result(phase)
+        assert earlier.status is Status.PASSED, f"{mutant.name} caught too early by {phase}: {earlier.reason}"
+    caught = cell.result(mutant.phase)
+    assert caught.status is Status.FAILED, f"{mutant.name} not caught by {mutant.phase}: {caught.reason}"
+    assert caught.score is not None and caught.score < 1.0
+    assert mutant.expect.lower() in caught.reason.lower(), caught.reason

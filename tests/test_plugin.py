@@ -1,0 +1,143 @@
+"""End to end: a real pytest session over a copy of the benchmark, through pytester.
+
+Each test runs pytest in a subprocess, in its own folder, with the real SANY and TLC.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def bench(pytester: pytest.Pytester) -> pytest.Pytester:
+    shutil.copytree(ROOT / "tasks" / "spin", pytester.path / "tasks" / "spin")
+    (pytester.path / "benchmarks").mkdir()
+    shutil.copy(ROOT / "benchmarks" / "test_sysmobench.py", pytester.path / "benchmarks")
+    pytester.makeini("[pytest]\njunit_family = xunit1\n")
+    return pytester
+
+
+def _board(path: Path) -> dict[str, Any]:
+    return json.loads((path / ".sysmobench" / "leaderboard.json").read_text())
+
+
+def _comparable(board: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in board.items() if k not in ("generated", "run_id", "tool_runs")}
+
+
+def test_reference_run_writes_the_leaderboard_and_caches(bench: pytest.Pytester) -> None:
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, skipped=1)
+    result.stdout.fnmatch_lines(["*SysMoBench leaderboard*", "spin*reference*1.00*1.00*skipped*1.00*0.650*"])
+    board = _board(bench.path)
+    assert board["schema"] == 1
+    assert set(board["provenance"]) >= {"package_version", "jar_sha256", "java_version"}
+    (cell,) = board["cells"]
+    assert (cell["task"], cell["model"], cell["sample"], cell["composite"]) == ("spin", "reference", 0, 0.65)
+    assert cell["phases"]["conformance"] == {"score": 0.0, "status": "skipped", "reason": "skipped: no traces for task spin"}
+    assert board["models"][0]["invariants"] == 1.0
+    assert (bench.path / ".sysmobench" / "leaderboard.csv").read_text().startswith("task,model,sample,")
+    run_dir = bench.path / ".sysmobench" / "runs" / board["run_id"]
+    cell_dir = run_dir / "spin" / "reference" / "s0"
+    assert (cell_dir / "Spin.tla").is_file() and (cell_dir / "Spin.cfg").is_file()
+    stored = json.loads((cell_dir / "result.json").read_text())
+    assert stored["phases"]["invariants"]["details"]["passed"] == stored["phases"]["invariants"]["details"]["total"]
+    assert list(cell_dir.glob("invariants/*/Spin_SysmoCheck.tlc.log"))
+    assert board["tool_runs"]["tlc"] > 0
+
+    again = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider")
+    again.assert_outcomes(passed=3, skipped=1)
+    again.stdout.fnmatch_lines(["tool runs: 0 SANY, 0 TLC; * answered from cache"])
+    assert _comparable(_board(bench.path)) == _comparable(board)
+
+
+def test_parallel_run_gives_the_same_leaderboard(bench: pytest.Pytester) -> None:
+    bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-no-cache").assert_outcomes(
+        passed=3, skipped=1
+    )
+    serial = _board(bench.path)
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-no-cache", "-n", "2", "-v")
+    result.assert_outcomes(passed=3, skipped=1)
+    assert _comparable(_board(bench.path)) == _comparable(serial)
+    workers = {line.split("]")[0] for line in result.outlines if line.startswith("[gw") and "test_phase[" in line}
+    assert len(workers) == 1, "all phases of a cell must run on one worker"
+
+
+def test_selection_by_keyword_and_marker(bench: pytest.Pytester) -> None:
+    bench.runpytest_subprocess("benchmarks", "-m", "p4", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    result = bench.runpytest_subprocess("benchmarks", "-k", "spin and runtime", "-p", "no:cacheprovider", "-v")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test_phase?spin-reference-runtime? PASSED*"])
+    bench.runpytest_subprocess("benchmarks", "-k", "nosuchtask", "-p", "no:cacheprovider").assert_outcomes()
+
+
+def _replay(bench: pytest.Pytester, spec: str, cfg: str | None = None) -> Path:
+    folder = bench.path / "specs" / "spin"
+    folder.mkdir(parents=True)
+    (folder / "Spin.tla").write_text(spec)
+    if cfg is not None:
+        (folder / "Spin.cfg").write_text(cfg)
+    return folder.parent
+
+
+def test_replayed_broken_spec_fails_with_the_counterexample_in_junit(bench: pytest.Pytester) -> None:
+    reference = (ROOT / "tasks" / "spin" / "reference" / "Spin.tla").read_text()
+    broken = reference.replace("    /\\ pc[t] = \"spin\"\n    /\\ lock = FALSE\n", "    /\\ pc[t] = \"spin\"\n")
+    assert broken != reference
+    cfg = (ROOT / "tasks" / "spin" / "reference" / "Spin.cfg").read_text() + "INVARIANT TypeOK\n"
+    _replay(bench, broken, cfg)
+    (bench.path / "specs" / "spin" / "mapping.yaml").write_text(
+        (ROOT / "tasks" / "spin" / "reference" / "mapping.yaml").read_text()
+    )
+    result = bench.runpytest_subprocess(
+        "benchmarks", "--sysmobench-models", "replay:specs", "--junitxml=out.xml", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=2, failed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*invariants score 0.* (failed): *MutualExclusion violated*"])
+    tree = ET.parse(bench.path / "out.xml")
+    case = next(c for c in tree.iter("testcase") if c.get("name", "").endswith("invariants]"))
+    failure = case.find("failure")
+    assert failure is not None and "MutualExclusion" in (failure.get("message") or "")
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert props["sysmobench.status"] == "failed"
+    assert 0.0 < float(props["sysmobench.score"]) < 1.0
+    board = _board(bench.path)
+    assert board["cells"][0]["model"] == "replay:specs"
+
+
+def test_replay_without_a_spec_for_the_task_skips_and_unknown_models_error(bench: pytest.Pytester) -> None:
+    (bench.path / "empty").mkdir()
+    result = bench.runpytest_subprocess("benchmarks", "--sysmobench-models", "replay:empty", "-p", "no:cacheprovider", "-rs")
+    result.assert_outcomes(skipped=4)
+    result.stdout.fnmatch_lines(["*no spec for task spin*"])
+    bad = bench.runpytest_subprocess("benchmarks", "--sysmobench-models", "gpt-9000", "-p", "no:cacheprovider")
+    bad.assert_outcomes(errors=4)
+    bad.stdout.fnmatch_lines(["*unknown model 'gpt-9000'*"])
+
+
+def test_broken_task_file_is_reported_and_the_session_goes_on(bench: pytest.Pytester) -> None:
+    broken = bench.path / "tasks" / "broken"
+    broken.mkdir()
+    (broken / "task.yaml").write_text("name: broken\nmodule: 42x\n")
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, skipped=1, errors=4)
+    result.stdout.fnmatch_lines(["*tasks/broken/task.yaml*missing required field*"])
+    board = _board(bench.path)
+    statuses = {(c["task"], p["status"]) for c in board["cells"] for p in c["phases"].values()}
+    assert ("broken", "error") in statuses
+
+
+def test_missing_jar_is_a_harness_error_not_a_failure(bench: pytest.Pytester) -> None:
+    result = bench.runpytest_subprocess(
+        "benchmarks", "--sysmobench-jar", str(bench.path / "nope.jar"), "-p", "no:cacheprovider", "-m", "p1"
+    )
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*HarnessError*nope.jar*"])
