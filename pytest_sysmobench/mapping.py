@@ -43,6 +43,14 @@ class VariableMap:
         arms = " [] ".join(f"{term} = {spec} -> {canon}" for canon, spec in self.values)
         return f"(CASE {arms} [] OTHER -> {term})"
 
+    def canonical_to_spec(self, value: Any) -> str:
+        """The spec variable's value (TLA+ text) for a canonical value read from a trace."""
+        table = dict(self.values)
+        if self.shape == "function" and isinstance(value, dict):
+            return function_literal({k: table.get(tla_literal(v), tla_literal(v)) for k, v in value.items()})
+        text = tla_literal(value)
+        return table.get(text, text)
+
     def describe(self) -> str:
         if self.expr is not None:
             return f"{self.canonical} <- {self.expr}"
@@ -58,6 +66,7 @@ class Mapping:
     actions: tuple[tuple[str, str], ...]
     identity: bool = False
     source: str = ""
+    auxiliary: tuple[tuple[str, str], ...] = ()  # spec variable -> TLA+ set of values to start from (P3)
 
     def substitutions(self) -> str:
         """The WITH clause of an INSTANCE of the canonical module inside the spec."""
@@ -73,6 +82,28 @@ class Mapping:
 
     def spec_action(self, canonical: str) -> str:
         return dict(self.actions).get(canonical, canonical)
+
+
+def tla_literal(value: Any) -> str:
+    """JSON trace values as TLA+: objects are functions over their (string) keys, lists are tuples."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "<<" + ", ".join(tla_literal(v) for v in value) + ">>"
+    if isinstance(value, dict):
+        return function_literal({k: tla_literal(v) for k, v in value.items()})
+    raise ValueError(f"no TLA+ reading for {type(value).__name__} value {value!r}")
+
+
+def function_literal(entries: TMapping[str, str]) -> str:
+    """A function from string keys to already-written TLA+ values."""
+    if not entries:
+        return "[sysmo_x \\in {} |-> 0]"
+    return "(" + " @@ ".join(f"{tla_literal(k)} :> {v}" for k, v in sorted(entries.items())) + ")"
 
 
 def _literal(value: Any) -> str:
@@ -135,7 +166,15 @@ def load_mapping(path: Path, task: Task) -> Mapping:
         if not isinstance(target, str) or not IDENTIFIER.match(target):
             raise MappingError(f"{path}: actions.{name} must name a spec action operator")
         actions.append((str(name), target))
-    return Mapping(constants, variables, tuple(actions), identity=False, source=str(path))
+    auxiliary_raw = fields.data.get("auxiliary") or {}
+    if not isinstance(auxiliary_raw, TMapping):
+        raise MappingError(f"{path}: auxiliary must map spec variables to TLA+ sets of start values")
+    auxiliary = []
+    for name, values in auxiliary_raw.items():
+        if not IDENTIFIER.match(str(name)):
+            raise MappingError(f"{path}: auxiliary.{name} is not a TLA+ identifier")
+        auxiliary.append((str(name), str(values)))
+    return Mapping(constants, variables, tuple(actions), identity=False, source=str(path), auxiliary=tuple(auxiliary))
 
 
 @dataclass(frozen=True)

@@ -254,6 +254,16 @@ def test_truncated_and_unbalanced_markers() -> None:
     assert stray.messages == [] and stray.raw_lines == ["x"]
 
 
+def test_absurd_nesting_is_bounded() -> None:
+    output = "@!@!@STARTMSG 1000:1 @!@!@\n" * 5000 + "x"
+    result = classify_tlc(output, 75)
+    assert result.verdict is V.EVAL_ERROR
+    depth, message = 0, parse_messages(output)[0]
+    while message.children:
+        depth, message = depth + 1, message.children[0]
+    assert depth < 20
+
+
 def test_windows_line_endings() -> None:
     result = classify_tlc(tlc_output("success").replace("\n", "\r\n"), 0)
     assert result.verdict is V.OK and result.distinct_states == 6

@@ -217,8 +217,11 @@ def _extend(children: st.SearchStrategy[Value]) -> st.SearchStrategy[Value]:
 
 
 values = st.recursive(leaves, _extend, max_leaves=25)
+# Hypothesis builds the repr of a recursive strategy lazily and it grows with depth; it is noise here.
+quiet_repr = pytest.mark.filterwarnings("ignore:Generating overly large repr")
 
 
+@quiet_repr
 @settings(max_examples=400)
 @given(values)
 def test_round_trip(value: Value) -> None:
@@ -226,6 +229,7 @@ def test_round_trip(value: Value) -> None:
     assert parse_value(text) == value
 
 
+@quiet_repr
 @settings(max_examples=200)
 @given(values)
 def test_formatting_is_deterministic(value: Value) -> None:

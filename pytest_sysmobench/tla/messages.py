@@ -133,6 +133,7 @@ def walk(messages: Iterable[Message]) -> Iterator[Message]:
 
 
 _MARKER = re.compile(r"@!@!@(?:STARTMSG (\d+):(\d+)|ENDMSG (\d+)) @!@!@\n?")
+_MAX_NESTING = 16
 _SANY_PROGRESS = re.compile(r"^(Parsing file |Semantic processing of module )")
 
 
@@ -175,7 +176,10 @@ class _Splitter:
         elif line.strip():
             self.prints.append(line)
 
-    def start(self, code: int, severity: int) -> None:
+    def start(self, code: int, severity: int, marker: str) -> None:
+        if len(self.stack) >= _MAX_NESTING:  # TLC nests one level; deeper is garbage, keep it as text
+            self.text(marker)
+            return
         if code == SANY_FINISHED and not self.stack:
             self.in_sany = False
         self.stack.append(_Open(code, severity))
@@ -212,7 +216,7 @@ def parse_tool_output(output: str) -> ToolOutput:
         if marker.start() > position:
             splitter.text(text[position : marker.start()])
         if marker.group(1) is not None:
-            splitter.start(int(marker.group(1)), int(marker.group(2)))
+            splitter.start(int(marker.group(1)), int(marker.group(2)), marker.group())
         else:
             splitter.end(int(marker.group(3)))
         position = marker.end()
@@ -324,6 +328,7 @@ class TlcResult:
 
     @property
     def ok(self) -> bool:
+        """Only a complete, error-free, non-vacuous run counts as a pass."""
         return self.verdict is Verdict.OK
 
     def summary(self) -> str:

@@ -116,7 +116,12 @@ class _FrozenMapping(Mapping[K, "Value"], Generic[K]):
 
 
 class Record(_FrozenMapping[str]):
-    """A TLA+ record ``[f |-> v, ...]``; field order is kept for display only."""
+    """A TLA+ record ``[f |-> v, ...]``.
+
+    Iteration follows TLC's printed field order (handy when reading a trace);
+    equality ignores it, and ``format_value`` sorts fields so equal records
+    always print alike.
+    """
 
     __slots__ = ()
 
@@ -328,7 +333,14 @@ class _Parser:
 
 
 def format_value(value: object) -> str:
-    """Write a Python value as TLA+ source; equal values give identical text."""
+    """Write a Python value as TLA+ source; equal values give identical text.
+
+    Generated modules are cached by their text, so sets, records and function
+    domains are written in a canonical order.  Anything TLA+ cannot hold (float,
+    None, strings beyond Latin-1, model values that are not identifiers) raises
+    ``ValueError`` naming the offending value instead of producing a module
+    that SANY would reject later with a less helpful message.
+    """
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, int):

@@ -23,18 +23,20 @@ const CRATE: &str = "spin 0.9.5";
 const THREADS: [&str; 3] = ["t1", "t2", "t3"];
 const N: usize = THREADS.len();
 
-/// Workload shape (percent / busy-wait iterations). Chosen so that traces show failed
-/// try_locks, threads spinning while another one holds the lock, and hand-offs.
+/// Workload shape (percent / busy-work units). Chosen so that traces show failed try_locks,
+/// threads spinning while another one holds the lock, and hand-offs to a spinning thread.
 const LOCK_PERCENT: u64 = 55; // the rest are try_lock() calls
-const CS_SPINS: (u64, u64) = (1000, 10000); // busy work inside the critical section
-const GAP_SPINS: (u64, u64) = (0, 10000); // busy wait between two operations
-/// Percent of gaps that also call `std::thread::yield_now()`. On a machine with fewer free
-/// cores than threads the scheduler otherwise tends to run whole threads back to back and the
-/// trace shows no contention at all; yielding between operations (never while holding the
-/// lock) makes the three threads interleave at operation granularity.
-const GAP_YIELD_PERCENT: u64 = 0;
-/// Busy warm-up of every thread between the Barrier and the workload (see `worker`).
-const WARMUP: std::time::Duration = std::time::Duration::from_millis(5);
+const CS_UNITS: (u64, u64) = (50, 1500); // busy work inside the critical section
+const GAP_UNITS: (u64, u64) = (0, 1500); // busy work between two operations
+/// Percent of critical sections in which the holder calls `std::thread::yield_now()` while it
+/// holds the lock, i.e. the holder is descheduled as a preempted user-space lock holder would
+/// be. Without it, contention only arises where two threads happen to run at the same moment
+/// on different cores: on a loaded machine (or one with fewer free cores than threads) the
+/// scheduler tends to run whole threads back to back and the trace shows no contention at all.
+const CS_YIELD_PERCENT: u64 = 20;
+/// Percent of gaps between operations that start with `yield_now()` (never while holding the
+/// lock), so that threads sharing a core interleave at operation granularity.
+const GAP_YIELD_PERCENT: u64 = 20;
 
 const ORDERING: &str = "Each event carries an invocation and a response stamp from one global \
 AtomicU64 fetch_add(SeqCst) taken just before and just after the real atomic step (the lock() call \
@@ -66,13 +68,29 @@ impl SplitMix64 {
     }
 }
 
+/// Busy work that keeps the core (no `pause`: in a VM, pause-loop exiting would hand the vCPU
+/// back to the host). One unit is 16 dependent additions.
 #[inline(never)]
-fn busy(spins: u64) {
+fn busy(units: u64) {
     let mut x = 0u64;
-    for i in 0..spins * 16 {
+    for i in 0..units * 16 {
         x = black_box(x.wrapping_add(i));
     }
     black_box(x);
+}
+
+/// The critical section's work: read the counter, busy work (maybe descheduled), write it back.
+/// A broken mutual exclusion shows as a lost update.
+#[inline(always)]
+fn critical_section(g: &mut u64, units: u64, yield_inside: bool) -> u64 {
+    let seen = black_box(*g);
+    busy(units / 2);
+    if yield_inside {
+        std::thread::yield_now();
+    }
+    busy(units - units / 2);
+    *g = seen + 1;
+    seen
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -236,44 +254,31 @@ fn worker(
     mutex: &SpinMutex<u64>,
     seq: &AtomicU64,
     barrier: &Barrier,
-    arrived: &AtomicU64,
 ) -> Vec<Event> {
-    // Per-thread stream derived from the seed and the thread index.
+    // Per-thread stream derived from the seed and the thread index. The whole workload is drawn
+    // up front so that nothing but busy work, yields and stamps happens between operations.
     let mut rng = SplitMix64::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ ((tid as u64 + 1) << 56));
-    // Pre-draw the whole workload so that nothing but busy waits and stamps happens between ops.
-    let plan: Vec<(bool, bool, u64, u64)> = (0..ops)
-        .map(|_| {
-            let is_lock = rng.next() % 100 < LOCK_PERCENT;
-            let yield_first = rng.next() % 100 < GAP_YIELD_PERCENT;
-            (is_lock, yield_first, rng.range(GAP_SPINS), rng.range(CS_SPINS))
+    let plan: Vec<Op> = (0..ops)
+        .map(|_| Op {
+            is_lock: rng.next() % 100 < LOCK_PERCENT,
+            gap_yield: rng.next() % 100 < GAP_YIELD_PERCENT,
+            gap: rng.range(GAP_UNITS),
+            cs_yield: rng.next() % 100 < CS_YIELD_PERCENT,
+            cs: rng.range(CS_UNITS),
         })
         .collect();
     let mut log: Vec<Event> = Vec::with_capacity(3 * ops);
     barrier.wait();
-    // Threads woken from the Barrier's futex tend to be queued on the waker's CPU and would then
-    // run their whole workload back to back, one after another (no contention at all). So all
-    // threads first spin together for WARMUP (staying runnable, which lets the kernel spread
-    // them over the CPUs), then meet at a spinning rendezvous and start the workload together.
-    let warm = Instant::now();
-    while warm.elapsed() < WARMUP {
-        std::hint::spin_loop();
-    }
-    arrived.fetch_add(1, SeqCst);
-    while arrived.load(SeqCst) < N as u64 {
-        std::hint::spin_loop();
-    }
-    for &(is_lock, yield_first, gap, cs) in &plan {
-        if yield_first {
+    for op in &plan {
+        if op.gap_yield {
             std::thread::yield_now();
         }
-        busy(gap);
-        if is_lock {
+        busy(op.gap);
+        if op.is_lock {
             let a = seq.fetch_add(1, SeqCst); // invocation of lock(): the point of Lock
             let mut g = mutex.lock();
             let b = seq.fetch_add(1, SeqCst); // response of the winning CAS, inside the CS
-            let seen = black_box(*g);
-            busy(cs);
-            *g = seen + 1;
+            let seen = critical_section(&mut g, op.cs, op.cs_yield);
             let c = seq.fetch_add(1, SeqCst); // inside the CS, just before the guard's drop
             drop(g);
             let d = seq.fetch_add(1, SeqCst); // just after store(false)
@@ -284,14 +289,12 @@ fn worker(
             log.push(acq);
             log.push(Event::new(Action::Unlock, c, d));
         } else {
-            let a = seq.fetch_add(1, SeqCst);
+            let a = seq.fetch_add(1, SeqCst); // invocation of try_lock()
             let r = mutex.try_lock();
-            let b = seq.fetch_add(1, SeqCst);
+            let b = seq.fetch_add(1, SeqCst); // response of try_lock()
             match r {
                 Some(mut g) => {
-                    let seen = black_box(*g);
-                    busy(cs);
-                    *g = seen + 1;
+                    let seen = critical_section(&mut g, op.cs, op.cs_yield);
                     let c = seq.fetch_add(1, SeqCst);
                     drop(g);
                     let d = seq.fetch_add(1, SeqCst);
@@ -305,20 +308,15 @@ fn worker(
             }
         }
     }
-    if std::env::var_os("SPIN_TRACE_DEBUG").is_some() {
-        let cpu = std::fs::read_to_string("/proc/thread-self/stat").ok().and_then(|st| {
-            st.rsplit(')').next().and_then(|r| r.split_whitespace().nth(36).map(|x| x.to_string()))
-        });
-        eprintln!(
-            "debug {}: cpu={:?} first={:?} last={:?} warm={:?}",
-            THREADS[tid],
-            cpu,
-            log.first().map(|e| e.inv),
-            log.last().map(|e| e.resp),
-            warm.elapsed()
-        );
-    }
     log
+}
+
+struct Op {
+    is_lock: bool,
+    gap_yield: bool,
+    gap: u64,
+    cs_yield: bool,
+    cs: u64,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -354,7 +352,8 @@ fn state_of(logs: &[Vec<Event>; N], idx: &[usize; N]) -> State {
 }
 
 /// Threads whose next event may be linearized now, best guess first.
-fn candidates(logs: &[Vec<Event>; N], idx: &[usize; N]) -> Vec<usize> {
+/// `worst_first` reverses the preference (tests use it to exercise backtracking).
+fn candidates(logs: &[Vec<Event>; N], idx: &[usize; N], worst_first: bool) -> Vec<usize> {
     let heads: Vec<(usize, &Event)> =
         (0..N).filter(|&t| idx[t] < logs[t].len()).map(|t| (t, &logs[t][idx[t]])).collect();
     let state = state_of(logs, idx);
@@ -367,19 +366,27 @@ fn candidates(logs: &[Vec<Event>; N], idx: &[usize; N]) -> Vec<usize> {
         .map(|(t, e)| (e.resp, *t))
         .collect();
     c.sort();
+    if worst_first {
+        c.reverse();
+    }
     c.into_iter().map(|(_, t)| t).collect()
 }
 
+#[derive(Debug)]
 struct Linearized {
     order: Vec<usize>, // thread of each step
     dead_ends: usize,
 }
 
 fn linearize(logs: &[Vec<Event>; N]) -> Result<Linearized, String> {
+    linearize_with(logs, false)
+}
+
+fn linearize_with(logs: &[Vec<Event>; N], worst_first: bool) -> Result<Linearized, String> {
     let total: usize = logs.iter().map(|l| l.len()).sum();
     let mut idx = [0usize; N];
     let mut path: Vec<usize> = Vec::with_capacity(total);
-    let mut frames: Vec<(Vec<usize>, usize)> = vec![(candidates(logs, &idx), 0)];
+    let mut frames: Vec<(Vec<usize>, usize)> = vec![(candidates(logs, &idx, worst_first), 0)];
     let mut dead: HashSet<[usize; N]> = HashSet::new();
     let mut deepest = (0usize, idx);
     const MAX_DEAD: usize = 5_000_000;
@@ -409,7 +416,7 @@ fn linearize(logs: &[Vec<Event>; N]) -> Result<Linearized, String> {
             if path.len() > deepest.0 {
                 deepest = (path.len(), idx);
             }
-            frames.push((candidates(logs, &idx), 0));
+            frames.push((candidates(logs, &idx, worst_first), 0));
         } else {
             frames.pop();
             dead.insert(idx);
@@ -491,15 +498,14 @@ fn main() {
     let mutex = Arc::new(SpinMutex::<u64>::new(0));
     let seq = Arc::new(AtomicU64::new(1));
     let barrier = Arc::new(Barrier::new(N));
-    let arrived = Arc::new(AtomicU64::new(0));
     let t0 = Instant::now();
     let handles: Vec<_> = (0..N)
         .map(|tid| {
-            let (m, s, b, r) = (mutex.clone(), seq.clone(), barrier.clone(), arrived.clone());
+            let (m, s, b) = (mutex.clone(), seq.clone(), barrier.clone());
             let (seed, ops) = (args.seed, args.ops);
             std::thread::Builder::new()
                 .name(THREADS[tid].to_string())
-                .spawn(move || worker(tid, seed, ops, &m, &s, &b, &r))
+                .spawn(move || worker(tid, seed, ops, &m, &s, &b))
                 .expect("spawn thread")
         })
         .collect();
@@ -526,14 +532,13 @@ fn main() {
         ));
     }
     acqs.sort();
-    for (k, w) in acqs.windows(2).enumerate() {
+    for w in acqs.windows(2) {
         if w[0].1 >= w[1].0 {
             fail(format!(
                 "critical sections overlap: stamps [{},{}] and [{},{}]",
                 w[0].0, w[0].1, w[1].0, w[1].1
             ));
         }
-        let _ = k;
     }
     for (k, a) in acqs.iter().enumerate() {
         if a.2 != k as u64 {
@@ -650,4 +655,110 @@ fn main() {
         lin_time.as_secs_f64() * 1e3,
         lin.dead_ends
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(action: Action, inv: u64, resp: u64) -> Event {
+        Event::new(action, inv, resp)
+    }
+
+    fn replay(logs: &[Vec<Event>; N], order: &[usize]) -> bool {
+        let mut idx = [0usize; N];
+        let mut s = State::init();
+        for &t in order {
+            match s.step(t, logs[t][idx[t]].action) {
+                Some(n) => s = n,
+                None => return false,
+            }
+            idx[t] += 1;
+        }
+        idx.iter().zip(logs.iter()).all(|(i, l)| *i == l.len())
+    }
+
+    #[test]
+    fn sequential_history_linearizes() {
+        let logs = [
+            vec![ev(Action::Lock, 1, 1), ev(Action::Acquire, 1, 2), ev(Action::Unlock, 3, 4)],
+            vec![ev(Action::TryLock, 5, 6), ev(Action::Unlock, 7, 8)],
+            vec![ev(Action::TryLockFail, 9, 10)],
+        ];
+        // t3's TryLockFail needs a held lock but runs after everything was released.
+        assert!(linearize(&logs).is_err());
+        let logs = [
+            vec![ev(Action::Lock, 1, 1), ev(Action::Acquire, 1, 2), ev(Action::Unlock, 3, 4)],
+            vec![ev(Action::TryLock, 5, 6), ev(Action::Unlock, 9, 10)],
+            vec![ev(Action::TryLockFail, 7, 8)],
+        ];
+        let l = linearize(&logs).unwrap();
+        assert_eq!(l.order, vec![0, 0, 0, 1, 2, 1]);
+        assert!(replay(&logs, &l.order));
+    }
+
+    #[test]
+    fn overlapping_intervals_need_search() {
+        // t1 and t2 both spin; t3 holds the lock and unlocks within (20, 21). t2 really wins
+        // (response 25), t1 acquires later (response 40): t1's Acquire must not be placed at the
+        // hand-off although its interval allows it there in isolation.
+        let logs = [
+            vec![ev(Action::Lock, 10, 10), ev(Action::Acquire, 10, 40), ev(Action::Unlock, 41, 42)],
+            vec![ev(Action::Lock, 12, 12), ev(Action::Acquire, 12, 25), ev(Action::Unlock, 30, 31)],
+            vec![ev(Action::TryLock, 1, 2), ev(Action::Unlock, 20, 21)],
+        ];
+        let l = linearize(&logs).unwrap();
+        assert!(replay(&logs, &l.order));
+        assert_eq!(l.order, vec![2, 0, 1, 2, 1, 1, 0, 0]);
+        assert_eq!(l.dead_ends, 0);
+        // Preferring the latest response first tries t1's Acquire at the hand-off, gets stuck
+        // and must backtrack to the same answer.
+        let l = linearize_with(&logs, true).unwrap();
+        assert!(replay(&logs, &l.order));
+        assert_eq!(l.order, vec![2, 0, 1, 2, 1, 1, 0, 0]);
+        assert!(l.dead_ends > 0);
+    }
+
+    #[test]
+    fn two_holders_at_once_is_rejected() {
+        // Both acquisitions respond before either unlock is invoked: mutual exclusion broken.
+        let logs = [
+            vec![ev(Action::Lock, 1, 1), ev(Action::Acquire, 1, 3), ev(Action::Unlock, 5, 6)],
+            vec![ev(Action::TryLock, 2, 4), ev(Action::Unlock, 7, 8)],
+            vec![],
+        ];
+        let e = linearize(&logs).unwrap_err();
+        assert!(e.contains("no linearization exists"), "{}", e);
+    }
+
+    #[test]
+    fn spurious_failure_is_rejected() {
+        // A try_lock fails although the lock is free during its whole interval.
+        let logs = [
+            vec![ev(Action::TryLock, 1, 2), ev(Action::Unlock, 3, 4)],
+            vec![ev(Action::TryLockFail, 5, 6)],
+            vec![],
+        ];
+        assert!(linearize(&logs).is_err());
+    }
+
+    #[test]
+    fn json_shape() {
+        let mut s = String::new();
+        State::init().step(1, Action::Lock).unwrap().to_json(&mut s);
+        assert_eq!(
+            s,
+            "{\"locked\":false,\"pc\":{\"t1\":\"idle\",\"t2\":\"spinning\",\"t3\":\"idle\"},\
+             \"request\":{\"t1\":\"none\",\"t2\":\"lock\",\"t3\":\"none\"}}"
+        );
+    }
+
+    #[test]
+    fn splitmix_is_deterministic() {
+        let mut a = SplitMix64::new(7);
+        let mut b = SplitMix64::new(7);
+        for _ in 0..100 {
+            assert_eq!(a.next(), b.next());
+        }
+    }
 }

@@ -1,0 +1,190 @@
+"""Traces of the real system, and the (pre, post) windows P3 cuts from them.
+
+A trace file is NDJSON: a ``{"meta": {...}}`` line, an ``{"step": 0, "action": "Init",
+"state": {...}}`` line with the initial state, then one line per event with the action, its
+actor (and ``args`` for further parameters) and the canonical state *after* the event.
+Every line is validated against the task's vocabulary; a bad line is reported with its file
+and line number, never skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from .tasks import Task
+
+JsonValue = Any
+
+
+class TraceError(ValueError):
+    """A trace file is malformed; the message names the file and the line."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """One step the real system took: from ``pre``, action(args) reached ``post``."""
+
+    trace: str
+    step: int
+    action: str
+    args: tuple[JsonValue, ...]
+    pre: Mapping[str, JsonValue]
+    post: Mapping[str, JsonValue]
+
+    def key(self) -> str:
+        """Identical windows are checked once."""
+        return json.dumps([self.action, self.args, self.pre, self.post], sort_keys=True)
+
+    def describe(self) -> str:
+        args = ", ".join(json.dumps(a) for a in self.args)
+        return (
+            f"{self.trace} step {self.step}: {self.action}({args})\n"
+            f"  pre:  {json.dumps(self.pre, sort_keys=True)}\n"
+            f"  post: {json.dumps(self.post, sort_keys=True)}"
+        )
+
+
+@dataclass(frozen=True)
+class Trace:
+    name: str
+    meta: Mapping[str, JsonValue]
+    states: tuple[Mapping[str, JsonValue], ...]
+    events: tuple[tuple[str, tuple[JsonValue, ...]], ...]  # (action, args) leading to states[i + 1]
+    sha256: str = ""
+
+    @property
+    def constants(self) -> Mapping[str, JsonValue]:
+        return self.meta.get("constants") or {}
+
+    def windows(self) -> list[Window]:
+        return [
+            Window(self.name, i + 1, action, args, self.states[i], self.states[i + 1])
+            for i, (action, args) in enumerate(self.events)
+        ]
+
+
+@dataclass
+class _Validator:
+    task: Task
+    path: Path
+    variables: set[str] = field(init=False)
+    actions: dict[str, tuple[str, ...]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.variables = {v.name for v in self.task.vocabulary.variables}
+        self.actions = {a.name: a.params for a in self.task.vocabulary.actions}
+
+    def fail(self, line: int, message: str) -> TraceError:
+        return TraceError(f"{self.path}:{line}: {message}")
+
+    def record(self, line: int, text: str) -> dict[str, JsonValue]:
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise self.fail(line, f"not valid JSON ({exc.msg} at column {exc.colno})") from exc
+        if not isinstance(value, dict):
+            raise self.fail(line, f"expected a JSON object, got {type(value).__name__}")
+        return value
+
+    def state(self, line: int, record: Mapping[str, JsonValue]) -> Mapping[str, JsonValue]:
+        state = record.get("state")
+        if not isinstance(state, dict):
+            raise self.fail(line, "missing 'state' object")
+        missing = sorted(self.variables - set(state))
+        extra = sorted(set(state) - self.variables)
+        if missing:
+            raise self.fail(line, f"state lacks canonical variable(s) {', '.join(missing)}")
+        if extra:
+            raise self.fail(line, f"state has unknown variable(s) {', '.join(extra)}")
+        for name, value in state.items():
+            _check_value(value, lambda m: self.fail(line, f"state.{name}: {m}"))
+        return state
+
+    def event(self, line: int, record: Mapping[str, JsonValue], step: int) -> tuple[str, tuple[JsonValue, ...]]:
+        if record.get("step") != step:
+            raise self.fail(line, f"expected step {step}, got {record.get('step')!r}")
+        action = record.get("action")
+        if action not in self.actions:
+            raise self.fail(line, f"unknown action {action!r} (known: {', '.join(sorted(self.actions))})")
+        params = self.actions[action]
+        given = dict(record.get("args") or {})
+        if params and params[0] not in given and "actor" in record:
+            given[params[0]] = record["actor"]
+        missing = [p for p in params if p not in given]
+        if missing:
+            raise self.fail(line, f"action {action} needs parameter(s) {', '.join(missing)} ('actor' or 'args')")
+        for name in params:
+            _check_value(given[name], lambda m: self.fail(line, f"args.{name}: {m}"))
+        return action, tuple(given[p] for p in params)
+
+
+def _check_value(value: JsonValue, fail: Any) -> None:
+    """Trace values must have a TLA+ reading: no floats, no nulls."""
+    if isinstance(value, bool) or isinstance(value, (int, str)):
+        return
+    if isinstance(value, list):
+        for item in value:
+            _check_value(item, fail)
+        return
+    if isinstance(value, dict):
+        for item in value.values():
+            _check_value(item, fail)
+        return
+    raise fail(f"{type(value).__name__} values have no TLA+ reading")
+
+
+def load_trace(path: Path, task: Task) -> Trace:
+    validator = _Validator(task, path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if len(lines) < 2:
+        raise TraceError(f"{path}: a trace needs a meta line and an initial state")
+    (meta_line, meta_text), (init_line, init_text), *rest = lines
+    meta = validator.record(meta_line, meta_text).get("meta")
+    if not isinstance(meta, dict):
+        raise validator.fail(meta_line, "the first line must be {\"meta\": {...}}")
+    init = validator.record(init_line, init_text)
+    if init.get("step") != 0 or init.get("action") != "Init":
+        raise validator.fail(init_line, "the second line must be the initial state {\"step\": 0, \"action\": \"Init\", ...}")
+    states = [validator.state(init_line, init)]
+    events = []
+    for step, (number, line) in enumerate(rest, start=1):
+        record = validator.record(number, line)
+        events.append(validator.event(number, record, step))
+        states.append(validator.state(number, record))
+    return Trace(path.name, meta, tuple(states), tuple(events), hashlib.sha256(raw).hexdigest())
+
+
+@dataclass(frozen=True)
+class Corpus:
+    traces: tuple[Trace, ...]
+    errors: tuple[str, ...]
+
+    @property
+    def sha256(self) -> str:
+        digest = hashlib.sha256()
+        for trace in self.traces:
+            digest.update(trace.name.encode() + b"\0" + trace.sha256.encode() + b"\0")
+        return digest.hexdigest()
+
+
+def load_corpus(directory: Path, task: Task) -> Corpus:
+    traces = []
+    errors = []
+    for path in sorted(directory.glob("*.ndjson")) if directory.is_dir() else []:
+        try:
+            traces.append(load_trace(path, task))
+        except TraceError as exc:
+            errors.append(str(exc))
+    return Corpus(tuple(traces), tuple(errors))
