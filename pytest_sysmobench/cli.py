@@ -85,6 +85,54 @@ def tasks(args: argparse.Namespace) -> int:
     return 1 if loaded.errors else 0
 
 
+def _task(args: argparse.Namespace):  # noqa: ANN202
+    from .tasks import TaskError, load_task
+
+    try:
+        return load_task(Path(args.tasks) / args.task)
+    except TaskError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+
+
+def traces_capture(args: argparse.Namespace) -> int:
+    from .capture import CaptureError, capture
+
+    task = _task(args)
+    if task is None:
+        return 2
+    if task.harness is None:
+        print(f"error: task {task.name} has no trace harness", file=sys.stderr)
+        return 2
+    seeds = list(range(args.seed, args.seed + args.runs)) if args.seed is not None else list(task.harness.seeds)
+    out = Path(args.out) / task.name
+    try:
+        captured = capture(task, seeds, out, ops=args.ops)
+    except CaptureError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for item in captured:
+        counts = ", ".join(f"{a} {n}" for a, n in sorted(item.counts().items()))
+        print(f"{item.path}: {len(item.trace.events)} steps ({counts}); attempt {item.attempts}")
+    return 0
+
+
+def traces_check(args: argparse.Namespace) -> int:
+    from .traces import load_corpus
+
+    task = _task(args)
+    if task is None:
+        return 2
+    corpus = load_corpus(Path(args.out) / task.name, task)
+    for trace in corpus.traces:
+        print(f"{trace.name}: ok, {len(trace.events)} steps")
+    for error in corpus.errors:
+        print(f"BROKEN: {error}")
+    if not corpus.traces and not corpus.errors:
+        print(f"no traces for task {task.name} under {args.out}")
+    return 1 if corpus.errors else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sysmobench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -92,6 +140,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     listing = commands.add_parser("tasks", help="list the tasks")
     listing.add_argument("--tasks", default="tasks", help="task folder (default: ./tasks)")
     listing.set_defaults(run=tasks)
+    traces = commands.add_parser("traces", help="capture or check traces of the real systems")
+    traces_commands = traces.add_subparsers(dest="traces_command", required=True)
+    for name, run, text in (("capture", traces_capture, "build the task's harness and capture traces"),
+                            ("check", traces_check, "validate the captured traces of a task")):
+        sub = traces_commands.add_parser(name, help=text)
+        sub.add_argument("task")
+        sub.add_argument("--tasks", default="tasks", help="task folder (default: ./tasks)")
+        sub.add_argument("--out", default="data/traces", help="trace folder (default: ./data/traces)")
+        if name == "capture":
+            sub.add_argument("--seed", type=int, default=None, help="first seed (default: the task's seeds)")
+            sub.add_argument("--runs", type=int, default=1, help="how many seeds from --seed (default 1)")
+            sub.add_argument("--ops", type=int, default=None, help="operations per thread (default: the task's)")
+        sub.set_defaults(run=run)
     args = parser.parse_args(argv)
     return int(args.run(args))
 

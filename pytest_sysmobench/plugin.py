@@ -183,6 +183,8 @@ def sysmobench_phase(request: pytest.FixtureRequest) -> PhaseResult:
     for name, value in (("score", result.score), ("status", result.status.value), ("reason", result.reason)):
         item.user_properties.append((f"sysmobench.{name}", value))
     item.user_properties.append(("sysmobench.cell", case.cell.label))
+    if result.status is Status.ERROR:
+        raise HarnessError(result.reason)
     return result
 
 

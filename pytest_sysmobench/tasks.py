@@ -130,6 +130,22 @@ def _apply_edits(text: str, edits: Sequence[Edit], where: str) -> str:
 
 
 @dataclass(frozen=True)
+class Harness:
+    """How to build and run the real system to capture traces (commands run in ``directory``)."""
+
+    directory: Path
+    requires: tuple[str, ...]
+    packages: tuple[str, ...]
+    build: str
+    run: str
+    retry_exit_codes: tuple[int, ...]
+    attempts: int
+    seeds: tuple[int, ...]
+    ops: int
+    ordering: str
+
+
+@dataclass(frozen=True)
 class RuntimeSettings:
     check_deadlock: bool = True
     simulations: int = 2
@@ -165,6 +181,7 @@ class Task:
     mutants: tuple[Mutant, ...]
     runtime: RuntimeSettings = field(default_factory=RuntimeSettings)
     invariants: InvariantSettings = field(default_factory=InvariantSettings)
+    harness: Harness | None = None
 
     @property
     def default_constants(self) -> dict[str, str]:
@@ -331,6 +348,26 @@ def _mutants(directory: Path, path: Path) -> tuple[Mutant, ...]:
     return tuple(mutants)
 
 
+def _harness(directory: Path, fields: _Fields) -> Harness:
+    folder = (directory / fields.str("dir")).resolve()
+    if not folder.is_dir():
+        raise TaskError(f"{fields.where}.dir: {folder} is not a folder")
+    if "{out}" not in fields.str("run") or "{seed}" not in fields.str("run"):
+        raise TaskError(f"{fields.where}.run: the command must use {{seed}} and {{out}}")
+    return Harness(
+        directory=folder,
+        requires=tuple(str(x) for x in fields.list("requires", required=False)),
+        packages=tuple(str(x) for x in fields.list("packages", required=False)),
+        build=fields.str("build", ""),
+        run=fields.str("run"),
+        retry_exit_codes=tuple(int(x) for x in fields.list("retry_exit_codes", required=False)),
+        attempts=int(fields.number("attempts", 1)),
+        seeds=tuple(int(x) for x in fields.list("seeds", required=False)) or (1,),
+        ops=int(fields.number("ops", 100)),
+        ordering=fields.str("ordering"),
+    )
+
+
 def load_task(directory: Path) -> Task:
     directory = directory.resolve()
     path = directory / "task.yaml"
@@ -391,6 +428,7 @@ def load_task(directory: Path) -> Task:
             budget_s=runtime.number("budget_s", 20.0),
         ),
         invariants=InvariantSettings(budget_s=invariants.number("budget_s", 60.0)),
+        harness=_harness(directory, root.sub("harness")) if root.data.get("harness") else None,
     )
 
 

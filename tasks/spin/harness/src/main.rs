@@ -28,12 +28,14 @@ const N: usize = THREADS.len();
 const LOCK_PERCENT: u64 = 55; // the rest are try_lock() calls
 const CS_UNITS: (u64, u64) = (50, 1500); // busy work inside the critical section
 const GAP_UNITS: (u64, u64) = (0, 1500); // busy work between two operations
-/// Percent of critical sections in which the holder calls `std::thread::yield_now()` while it
-/// holds the lock, i.e. the holder is descheduled as a preempted user-space lock holder would
-/// be. Without it, contention only arises where two threads happen to run at the same moment
-/// on different cores: on a loaded machine (or one with fewer free cores than threads) the
-/// scheduler tends to run whole threads back to back and the trace shows no contention at all.
-const CS_YIELD_PERCENT: u64 = 20;
+/// Percent of critical sections in which the holder sleeps for CS_SLEEP while it holds the
+/// lock, i.e. it is descheduled as a preempted user-space lock holder would be. Without it,
+/// contention only arises where two threads happen to run at the same moment on different
+/// cores: on a loaded machine (or one with fewer free cores than threads) the scheduler tends
+/// to run whole threads back to back and the trace shows no contention at all. While the holder
+/// sleeps, the other threads run against the held lock on whatever core they have.
+const CS_SLEEP_PERCENT: u64 = 25;
+const CS_SLEEP: std::time::Duration = std::time::Duration::from_micros(50);
 /// Percent of gaps between operations that start with `yield_now()` (never while holding the
 /// lock), so that threads sharing a core interleave at operation granularity.
 const GAP_YIELD_PERCENT: u64 = 20;
@@ -79,14 +81,14 @@ fn busy(units: u64) {
     black_box(x);
 }
 
-/// The critical section's work: read the counter, busy work (maybe descheduled), write it back.
+/// The critical section's work: read the counter, busy work (maybe sleeping), write it back.
 /// A broken mutual exclusion shows as a lost update.
 #[inline(always)]
-fn critical_section(g: &mut u64, units: u64, yield_inside: bool) -> u64 {
+fn critical_section(g: &mut u64, units: u64, sleep_inside: bool) -> u64 {
     let seen = black_box(*g);
     busy(units / 2);
-    if yield_inside {
-        std::thread::yield_now();
+    if sleep_inside {
+        std::thread::sleep(CS_SLEEP);
     }
     busy(units - units / 2);
     *g = seen + 1;
@@ -263,7 +265,7 @@ fn worker(
             is_lock: rng.next() % 100 < LOCK_PERCENT,
             gap_yield: rng.next() % 100 < GAP_YIELD_PERCENT,
             gap: rng.range(GAP_UNITS),
-            cs_yield: rng.next() % 100 < CS_YIELD_PERCENT,
+            cs_sleep: rng.next() % 100 < CS_SLEEP_PERCENT,
             cs: rng.range(CS_UNITS),
         })
         .collect();
@@ -278,7 +280,7 @@ fn worker(
             let a = seq.fetch_add(1, SeqCst); // invocation of lock(): the point of Lock
             let mut g = mutex.lock();
             let b = seq.fetch_add(1, SeqCst); // response of the winning CAS, inside the CS
-            let seen = critical_section(&mut g, op.cs, op.cs_yield);
+            let seen = critical_section(&mut g, op.cs, op.cs_sleep);
             let c = seq.fetch_add(1, SeqCst); // inside the CS, just before the guard's drop
             drop(g);
             let d = seq.fetch_add(1, SeqCst); // just after store(false)
@@ -294,7 +296,7 @@ fn worker(
             let b = seq.fetch_add(1, SeqCst); // response of try_lock()
             match r {
                 Some(mut g) => {
-                    let seen = critical_section(&mut g, op.cs, op.cs_yield);
+                    let seen = critical_section(&mut g, op.cs, op.cs_sleep);
                     let c = seq.fetch_add(1, SeqCst);
                     drop(g);
                     let d = seq.fetch_add(1, SeqCst);
@@ -315,7 +317,7 @@ struct Op {
     is_lock: bool,
     gap_yield: bool,
     gap: u64,
-    cs_yield: bool,
+    cs_sleep: bool,
     cs: u64,
 }
 
@@ -452,17 +454,21 @@ struct Args {
     seed: u64,
     ops: usize,
     out: Option<String>,
+    min_each: usize,
 }
 
-const USAGE: &str = "usage: spin-trace [--seed N] [--ops K] [--out FILE]\n\
-  --seed N   workload seed (default 1)\n\
-  --ops K    operations per thread (default 60)\n\
-  --out FILE write the NDJSON trace to FILE instead of stdout\n\
-Statistics go to stderr. Exit status 0 on success, 2 if no linearization exists or a\n\
-post-run check fails, 64 on bad arguments.";
+const USAGE: &str = concat!(
+    "usage: spin-trace [--seed N] [--ops K] [--out FILE] [--min-each M]\n",
+    "  --seed N      workload seed (default 1)\n",
+    "  --ops K       operations per thread (default 60)\n",
+    "  --out FILE    write the NDJSON trace to FILE instead of stdout\n",
+    "  --min-each M  write nothing and exit 3 unless every action occurs at least M times (default 0)\n",
+    "Statistics go to stderr. Exit status 0 on success, 2 if no linearization exists or a\n",
+    "post-run check fails, 3 if --min-each is not met, 64 on bad arguments."
+);
 
 fn parse_args() -> Result<Args, String> {
-    let mut a = Args { seed: 1, ops: 60, out: None };
+    let mut a = Args { seed: 1, ops: 60, out: None, min_each: 0 };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut val = |name: &str| it.next().ok_or_else(|| format!("{} needs a value", name));
@@ -470,6 +476,9 @@ fn parse_args() -> Result<Args, String> {
             "--seed" => a.seed = val("--seed")?.parse().map_err(|e| format!("--seed: {}", e))?,
             "--ops" => a.ops = val("--ops")?.parse().map_err(|e| format!("--ops: {}", e))?,
             "--out" => a.out = Some(val("--out")?),
+            "--min-each" => {
+                a.min_each = val("--min-each")?.parse().map_err(|e| format!("--min-each: {}", e))?
+            }
             "-h" | "--help" => {
                 println!("{}", USAGE);
                 std::process::exit(0);
@@ -620,22 +629,6 @@ fn main() {
         out.push_str("}\n");
     }
 
-    match &args.out {
-        Some(path) => {
-            if let Err(e) = std::fs::write(path, &out) {
-                eprintln!("spin-trace: cannot write {}: {}", path, e);
-                std::process::exit(1);
-            }
-        }
-        None => {
-            let stdout = std::io::stdout();
-            let mut lock = stdout.lock();
-            if lock.write_all(out.as_bytes()).and_then(|_| lock.flush()).is_err() {
-                std::process::exit(1);
-            }
-        }
-    }
-
     let mut summary = String::new();
     for (a, c) in ACTIONS.iter().zip(counts.iter()) {
         let _ = write!(summary, "{}={} ", a.name(), c);
@@ -655,6 +648,30 @@ fn main() {
         lin_time.as_secs_f64() * 1e3,
         lin.dead_ends
     );
+    if let Some((a, c)) = ACTIONS.iter().zip(counts.iter()).find(|(_, &c)| c < args.min_each) {
+        eprintln!(
+            "spin-trace: too little contention: {} occurs {} times (< --min-each {}); nothing written",
+            a.name(),
+            c,
+            args.min_each
+        );
+        std::process::exit(3);
+    }
+    match &args.out {
+        Some(path) => {
+            if let Err(e) = std::fs::write(path, &out) {
+                eprintln!("spin-trace: cannot write {}: {}", path, e);
+                std::process::exit(1);
+            }
+        }
+        None => {
+            let stdout = std::io::stdout();
+            let mut lock = stdout.lock();
+            if lock.write_all(out.as_bytes()).and_then(|_| lock.flush()).is_err() {
+                std::process::exit(1);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

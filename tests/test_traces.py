@@ -1,0 +1,119 @@
+"""Trace files: validation with file and line in every message, windows, and P3 on bad traces."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from pytest_sysmobench import Status, load_task
+from pytest_sysmobench.models import ReferenceSource
+from pytest_sysmobench.session import Scorer
+from pytest_sysmobench.traces import TraceError, load_corpus, load_trace
+
+ROOT = Path(__file__).resolve().parents[1]
+TASK = load_task(ROOT / "tasks" / "spin")
+GOOD = (ROOT / "data" / "traces" / "spin" / "seed-1.ndjson").read_text().splitlines()
+
+
+def _write(tmp_path: Path, lines: list[str], name: str = "t.ndjson") -> Path:
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _edit(line: str, **changes: object) -> str:
+    record = json.loads(line)
+    record.update(changes)
+    return json.dumps(record)
+
+
+def test_committed_traces_load_and_cover_every_target_action() -> None:
+    corpus = load_corpus(ROOT / "data" / "traces" / "spin", TASK)
+    assert corpus.errors == ()
+    assert len(corpus.traces) >= 2
+    seen = {w.action for t in corpus.traces for w in t.windows()}
+    assert seen == set(TASK.target_actions)
+    window = corpus.traces[0].windows()[0]
+    assert window.pre == corpus.traces[0].states[0] and window.step == 1
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda ls: ls[:1], "needs a meta line and an initial state"),
+        (lambda ls: [ls[0], ls[1], "{not json"], ":3: not valid JSON"),
+        (lambda ls: [ls[0], ls[1], "[1, 2]"], ":3: expected a JSON object"),
+        (lambda ls: [ls[0], ls[1], _edit(ls[2], action="Teleport")], ":3: unknown action 'Teleport'"),
+        (lambda ls: [ls[0], ls[1], _edit(ls[2], step=7)], ":3: expected step 1, got 7"),
+        (lambda ls: [ls[0], ls[1], _edit(ls[2], state={"locked": True})], ":3: state lacks canonical variable(s) pc, request"),
+        (lambda ls: [ls[0], _edit(ls[1], state={**json.loads(ls[1])["state"], "extra": 1})], ":2: state has unknown variable(s) extra"),
+        (lambda ls: [ls[0], ls[1], _edit(ls[2], state={**json.loads(ls[2])["state"], "locked": 0.5})], "state.locked: float"),
+        (lambda ls: [ls[0], ls[1], _edit(ls[2], actor=None, args=None)], "args.t: NoneType"),
+        (lambda ls: [json.dumps({"meta": 3}), *ls[1:3]], ":1: the first line must be"),
+        (lambda ls: [ls[0], ls[2]], ":2: the second line must be the initial state"),
+    ],
+)
+def test_bad_lines_are_named_by_file_and_line(tmp_path: Path, mutate, message: str) -> None:
+    path = _write(tmp_path, mutate(GOOD[:3]))
+    with pytest.raises(TraceError, match=None) as info:
+        load_trace(path, TASK)
+    assert message in str(info.value) and str(path) in str(info.value)
+
+
+def test_invalid_utf8_is_a_trace_error(tmp_path: Path) -> None:
+    path = tmp_path / "bin.ndjson"
+    path.write_bytes(b"\xff\xfe" + GOOD[0].encode())
+    with pytest.raises(TraceError, match="not UTF-8"):
+        load_trace(path, TASK)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(max_size=80), max_size=5))
+def test_loader_raises_only_trace_errors(tmp_path_factory: pytest.TempPathFactory, lines: list[str]) -> None:
+    path = _write(tmp_path_factory.mktemp("fuzz"), [GOOD[0], GOOD[1], *lines])
+    try:
+        load_trace(path, TASK)
+    except TraceError:
+        pass
+
+
+@pytest.fixture(scope="module")
+def scorer(tmp_path_factory: pytest.TempPathFactory) -> Scorer:
+    with Scorer(tmp_path_factory.mktemp("p3"), use_cache=False) as scorer:
+        yield scorer
+
+
+def _traces_dir(tmp_path: Path, lines: list[str]) -> Path:
+    folder = tmp_path / "traces" / "spin"
+    folder.mkdir(parents=True)
+    _write(folder, lines, "bad.ndjson")
+    return tmp_path / "traces"
+
+
+def test_an_impossible_step_fails_p3_and_names_the_window(scorer: Scorer, tmp_path: Path) -> None:
+    lines = list(GOOD)
+    step = next(i for i, line in enumerate(lines) if i > 1 and json.loads(line)["action"] == "Acquire")
+    record = json.loads(lines[step])
+    pre = json.loads(lines[step - 1])["state"]
+    holder = record["actor"]
+    other = next(t for t in record["state"]["pc"] if t != holder)
+    # The real lock never lets two threads hold it: claim it did.
+    record["state"]["pc"][other] = "locked"
+    lines[step] = json.dumps(record)
+    lines = lines[: step + 1]
+    scorer.traces_dir = _traces_dir(tmp_path, lines)
+    result = scorer.cell(TASK, ReferenceSource()).result("conformance")
+    assert result.status is Status.FAILED
+    assert "Acquire" in result.reason and f"bad.ndjson step {step - 1}" in result.reason
+    assert result.details["traces"][0]["accepted_prefix"] == step - 1
+    assert pre["locked"] is False
+
+
+def test_a_malformed_trace_is_a_harness_error_with_its_line(scorer: Scorer, tmp_path: Path) -> None:
+    scorer.traces_dir = _traces_dir(tmp_path, [GOOD[0], GOOD[1], "{oops"])
+    result = scorer.cell(TASK, ReferenceSource()).result("conformance")
+    assert result.status is Status.ERROR
+    assert "bad.ndjson:3: not valid JSON" in result.reason
