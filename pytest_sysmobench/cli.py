@@ -45,7 +45,7 @@ def _check_run(jar_path: Path, java: str, javac: str | None) -> int:
             sany = runner.sany(spec_dir, "SysmoDoctor", library_dirs=[LIBRARY_DIR], timeout_s=120)
             sany_ok = classify_sany(sany.output).ok
             _line("SANY check", f"{'ok' if sany_ok else 'FAILED'} ({sany.elapsed_s * 1000:.0f} ms)")
-            tlc = runner.tlc(spec_dir, "SysmoDoctor", ["-config", "SysmoDoctor.cfg", "-workers", "1"],
+            tlc = runner.tlc(spec_dir, "SysmoDoctor", ["-config", "SysmoDoctor.cfg", "-workers", "1", "-deadlock"],
                              library_dirs=[LIBRARY_DIR], timeout_s=120)
             verdict = classify_tlc(tlc.output, tlc.exit_code, tlc.timed_out)
             tlc_ok = verdict.verdict is Verdict.OK and verdict.distinct_states == 4

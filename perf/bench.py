@@ -1,0 +1,146 @@
+"""Speed figures, printed side by side (a benchmark, never a timed assertion).
+
+    python perf/bench.py            # everything
+    python perf/bench.py --quick    # fewer repetitions
+
+1. SANY per check: the long-lived driver against one JVM per check.
+2. TLC per small model check: the driver against one JVM per check.
+3. P3 windows: 1,000 windows checked in one batched TLC run against one TLC run per window
+   (the latter measured on a sample and extrapolated).
+4. ``pytest benchmarks --sysmobench-models reference``: wall time cold and warm (cached).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pytest_sysmobench import load_task  # noqa: E402
+from pytest_sysmobench.cell import Cell  # noqa: E402
+from pytest_sysmobench.models import ReferenceSource  # noqa: E402
+from pytest_sysmobench.phases import CellContext  # noqa: E402
+from pytest_sysmobench.phases.conformance import _Vocabulary, _constants_config, _window_module  # noqa: E402
+from pytest_sysmobench.tla import modules  # noqa: E402
+from pytest_sysmobench.tla.driver import ToolRunner  # noqa: E402
+from pytest_sysmobench.tla.jar import find_jar, find_java  # noqa: E402
+from pytest_sysmobench.tla.toolchain import LIBRARY_DIR, Toolchain  # noqa: E402
+from pytest_sysmobench.cache import Cache  # noqa: E402
+from pytest_sysmobench.traces import load_corpus  # noqa: E402
+
+SPIN = ROOT / "tasks" / "spin" / "reference"
+
+
+def _median_ms(samples: list[float]) -> str:
+    return f"{statistics.median(samples) * 1000:8.1f} ms"
+
+
+def _time(call, repeat: int) -> list[float]:  # noqa: ANN001
+    call()  # warm-up: the driver's first job starts the JVM
+    out = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        call()
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def tool_runs(work: Path, repeat: int) -> None:
+    jar, java = find_jar(), find_java()
+    spec_dir = work / "spec"
+    spec_dir.mkdir()
+    for name in ("Spin.tla", "Spin.cfg"):
+        (spec_dir / name).write_text((SPIN / name).read_text())
+    args = ["-config", "Spin.cfg", "-workers", "1"]
+    rows = []
+    for mode, prefer in (("driver", True), ("one JVM per check", False)):
+        with ToolRunner(jar.path, java=java.java, javac=java.javac, work_dir=work / mode.replace(" ", "-"),
+                        prefer_driver=prefer) as runner:
+            sany = _time(lambda: runner.sany(spec_dir, "Spin", library_dirs=[LIBRARY_DIR]), repeat)
+            tlc = _time(lambda: runner.tlc(spec_dir, "Spin", args, library_dirs=[LIBRARY_DIR]), repeat)
+            rows.append((mode, runner.mode, sany, tlc))
+    print("1-2. SANY and TLC per check (spin reference; median)")
+    print(f"     {'mode':<20} {'runner':<8} {'SANY':>12} {'TLC BFS':>12}")
+    for mode, actual, sany, tlc in rows:
+        print(f"     {mode:<20} {actual:<8} {_median_ms(sany)} {_median_ms(tlc)}")
+
+
+def windows(work: Path, count: int, single_sample: int) -> None:
+    task = load_task(ROOT / "tasks" / "spin")
+    corpus = load_corpus(ROOT / "data" / "traces" / "spin", task)
+    all_windows = [w for t in corpus.traces for w in t.windows() if w.action == "Unlock"]
+    batch = (all_windows * (count // max(len(all_windows), 1) + 1))[:count]
+    # Distinct windows are deduplicated by the phase; here every window is checked as given.
+    jar, java = find_jar(), find_java()
+    with ToolRunner(jar.path, java=java.java, javac=java.javac, work_dir=work / "win") as runner:
+        toolchain = Toolchain(jar, java, runner, Cache(None))
+        candidate = ReferenceSource().candidate(task, 0)
+        ctx = CellContext(task, candidate, toolchain, work / "cell", work / "traces")
+        vocab = _Vocabulary(candidate.mapping, tuple(modules.declared(candidate.tla)[1]))
+        config = _constants_config(ctx, vocab.mapping, corpus.traces[0].constants)
+
+        def run(ws, job: str) -> float:  # noqa: ANN001
+            module = f"Spin_SysmoWin_{job}"
+            text = _window_module(ctx, vocab, module, "Unlock", ws)
+            cfg = config.with_section("INIT", ["SysmoInit"]).with_section("NEXT", ["SysmoNext"]).render()
+            start = time.perf_counter()
+            result = toolchain.tlc(work / "jobs" / job, {**ctx.spec_files(), f"{module}.tla": text,
+                                   f"{module}.cfg": cfg}, module, ["-config", f"{module}.cfg", "-deadlock"],
+                                   timeout_s=300)
+            elapsed = time.perf_counter() - start
+            assert result.result.verdict.value == "OK", result.result.summary()
+            return elapsed
+
+        run(batch[:1], "warm")
+        batched = run(batch, "batch")
+        singles = [run([w], f"single{i}") for i, w in enumerate(batch[:single_sample])]
+    per_single = statistics.median(singles)
+    print(f"3.   P3 windows (Unlock windows of the spin traces, {count} windows, not deduplicated)")
+    print(f"     one batched TLC run: {batched * 1000:8.1f} ms total = {batched / count * 1000:6.3f} ms per window "
+          f"({count / batched:7.0f} windows/s)")
+    print(f"     one TLC run each:    {per_single * 1000:8.1f} ms per window (median of {single_sample}), "
+          f"{per_single * count:6.1f} s for {count} ({1 / per_single:7.1f} windows/s)")
+
+
+def whole_benchmark(work: Path) -> None:
+    out = work / "bench-out"
+    figures = []
+    for label in ("cold", "warm"):
+        start = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "benchmarks", "-q", "-p", "no:cacheprovider",
+             "--sysmobench-models", "reference", "--sysmobench-output", str(out)],
+            cwd=ROOT, capture_output=True, text=True,
+        )
+        elapsed = time.perf_counter() - start
+        runs = next((line for line in done.stdout.splitlines() if line.startswith("tool runs:")), "?")
+        figures.append((label, elapsed, runs, done.returncode))
+    print("4.   pytest benchmarks --sysmobench-models reference (wall time, includes pytest start-up)")
+    for label, elapsed, runs, rc in figures:
+        print(f"     {label:<5} {elapsed:6.2f} s   exit {rc}   {runs}")
+    board = json.loads((out / "leaderboard.json").read_text())
+    print("     composite per model: " + ", ".join(f"{m['model']} {m['composite']:.3f}" for m in board["models"]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    repeat = 5 if args.quick else 15
+    with tempfile.TemporaryDirectory(prefix="sysmobench-perf-") as tmp:
+        work = Path(tmp)
+        tool_runs(work, repeat)
+        windows(work, 1000, 5 if args.quick else 20)
+        whole_benchmark(work)
+
+
+if __name__ == "__main__":
+    main()
