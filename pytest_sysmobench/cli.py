@@ -133,6 +133,20 @@ def traces_check(args: argparse.Namespace) -> int:
     return 1 if corpus.errors else 0
 
 
+def prompt(args: argparse.Namespace) -> int:
+    from .generation import SourceMissing, render_prompt
+
+    task = _task(args)
+    if task is None:
+        return 2
+    try:
+        print(render_prompt(task))
+    except SourceMissing as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sysmobench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -140,6 +154,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     listing = commands.add_parser("tasks", help="list the tasks")
     listing.add_argument("--tasks", default="tasks", help="task folder (default: ./tasks)")
     listing.set_defaults(run=tasks)
+    show = commands.add_parser("prompt", help="print a task's generation prompt with its real source")
+    show.add_argument("task")
+    show.add_argument("--tasks", default="tasks", help="task folder (default: ./tasks)")
+    show.set_defaults(run=prompt)
     traces = commands.add_parser("traces", help="capture or check traces of the real systems")
     traces_commands = traces.add_subparsers(dest="traces_command", required=True)
     for name, run, text in (("capture", traces_capture, "build the task's harness and capture traces"),

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .tasks import Task
+
 _FENCE = re.compile(r"^```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 _MODULE = re.compile(r"^[ \t]*-{4,}[ \t]*MODULE[ \t]+(\S+)[ \t]*-{4,}", re.MULTILINE)
 _FOOTER = re.compile(r"^[ \t]*={4,}[ \t]*$", re.MULTILINE)
@@ -86,3 +88,38 @@ def extract_spec(answer: str) -> Extraction:
     name_match = _MODULE.search(tla)
     declared = name_match.group(1) if name_match else None
     return Extraction(tla, cfg, declared, tuple(notes), None)
+
+
+class SourceMissing(RuntimeError):
+    """The system's source is not installed; the message names the package to install."""
+
+
+def source_code(task: Task) -> str:
+    """The task's source files, read from the installed package at run time."""
+    parts = []
+    for item in task.source.files:
+        path = task.source.root / item.path
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            install = task.source.install or f"install the package {task.source.package}"
+            raise SourceMissing(
+                f"the source of task {task.name} is not installed: {path} is missing "
+                f"({exc.strerror or exc}); {install}"
+            ) from exc
+        parts.append(f"===== FILE: {item.path} =====\nDESCRIPTION: {item.description}\n\n{text.rstrip()}\n")
+    return "\n".join(parts)
+
+
+def render_prompt(task: Task) -> str:
+    """The generation prompt: the task's template with the real source and the vocabulary filled in."""
+    template = task.prompt_file.read_text(encoding="utf-8")
+    values = {
+        "{module}": task.module,
+        "{source_code}": source_code(task),
+        "{vocabulary}": task.vocabulary.render(),
+        "{actions}": ", ".join(task.target_actions or tuple(a.name for a in task.vocabulary.actions)),
+    }
+    for placeholder, value in values.items():
+        template = template.replace(placeholder, value)
+    return template

@@ -51,3 +51,32 @@ def test_extraction_never_raises(answer: str) -> None:
 def test_module_survives_any_chatter(prefix: str, suffix: str) -> None:
     got = extract_spec(f"{prefix}\n```tla\n{MODULE}```\n{suffix}")
     assert got.tla == MODULE
+
+
+def test_prompt_embeds_the_installed_source_and_the_vocabulary() -> None:
+    from pathlib import Path
+
+    from pytest_sysmobench import load_task
+    from pytest_sysmobench.generation import render_prompt
+
+    task = load_task(Path(__file__).resolve().parents[1] / "tasks" / "spin")
+    prompt = render_prompt(task)
+    assert "===== FILE: src/mutex/spin.rs =====" in prompt
+    assert "compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)" in prompt
+    assert "{source_code}" not in prompt and "{module}" not in prompt
+    assert "MODULE Spin" in prompt and "request \\in" in prompt
+
+
+def test_prompt_without_the_package_names_what_to_install(tmp_path) -> None:  # noqa: ANN001
+    import dataclasses
+    from pathlib import Path
+
+    import pytest
+
+    from pytest_sysmobench import load_task
+    from pytest_sysmobench.generation import SourceMissing, render_prompt
+
+    task = load_task(Path(__file__).resolve().parents[1] / "tasks" / "spin")
+    missing = dataclasses.replace(task, source=dataclasses.replace(task.source, root=tmp_path / "nowhere"))
+    with pytest.raises(SourceMissing, match="apt-get install -y librust-spin-dev"):
+        render_prompt(missing)
