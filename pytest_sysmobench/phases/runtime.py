@@ -9,6 +9,7 @@ Seeds are fixed, so the score is reproducible.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..scoring import PhaseResult, Status
@@ -67,7 +68,40 @@ def _simulations(ctx: CellContext, config: Config) -> list[TlcResult]:
     return results
 
 
-def coverage(results: list[TlcResult]) -> tuple[float, dict[str, Any]]:
+_DEF_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(\([^)]*\))?\s*==", re.MULTILINE)
+
+
+def _enclosing_definition(spec: str, line: int) -> str | None:
+    """The top-level definition whose text holds the given (1-based) line of the spec."""
+    best = None
+    for match in _DEF_LINE.finditer(spec):
+        if spec.count("\n", 0, match.start()) + 1 <= line:
+            best = match.group(1)
+        else:
+            break
+    return best
+
+
+def _failing_action(result: TlcResult, module: str, spec: str, actions: set[str]) -> str | None:
+    """The action whose step raised the error, from the error's location.
+
+    Not the error trace's last action: the trace stops at the state *before* the failing step.
+    Without a location (TLC 2.15 loses the text of some errors under -simulate) no action is
+    blamed; the runtime check's BFS run, which keeps the text, usually names it.
+    """
+    # Only the 2103 position list is the failing expression's own; result.location may be a
+    # fallback taken from the trace.
+    spans = [loc for loc in result.positions if loc.module == module]
+    names = [_enclosing_definition(spec, loc.line) for loc in spans]
+    for name in names:
+        if name in actions:
+            return name
+    if names and not actions and names[-1]:
+        return names[-1]
+    return None
+
+
+def coverage(results: list[TlcResult], module: str = "", spec: str = "") -> tuple[float, dict[str, Any]]:
     """(covered - erroneous) / all, over every action any simulation reported."""
     all_actions: set[str] = set()
     covered: set[str] = set()
@@ -77,10 +111,11 @@ def coverage(results: list[TlcResult]) -> tuple[float, dict[str, Any]]:
             all_actions.add(name)
             if action.generated > 0:
                 covered.add(name)
-        if result.verdict not in CLEAN and result.trace:
-            last = result.trace[-1].action
-            if last:
-                erroneous.add(last)
+    for result in results:
+        if result.verdict not in CLEAN:
+            failing = _failing_action(result, module, spec, all_actions)
+            if failing:
+                erroneous.add(failing)
     score = len(covered - erroneous) / len(all_actions) if all_actions else 0.0
     return score, {
         "actions": sorted(all_actions),
@@ -103,7 +138,7 @@ def check_runtime(ctx: CellContext) -> PhaseResult:
     bfs = _bfs(ctx, config)
     runtime_ok = bfs.verdict in CLEAN
     sims = _simulations(ctx, config)
-    score, cov = coverage(sims)
+    score, cov = coverage(sims + ([bfs] if not runtime_ok else []), ctx.module, ctx.candidate.tla or "")
     details: dict[str, Any] = {
         "runtime_check": runtime_ok,
         "bfs_verdict": bfs.verdict.value,

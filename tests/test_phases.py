@@ -1,0 +1,72 @@
+"""Phase details that the mutant suite does not pin down: partial credit, blame, mapping."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_sysmobench import Status, load_task
+from pytest_sysmobench.mapping import identity_mapping, load_mapping
+from pytest_sysmobench.models import MutantSource, ReferenceSource
+from pytest_sysmobench.phases.invariants import canon_module, check_module
+from pytest_sysmobench.session import Scorer
+
+ROOT = Path(__file__).resolve().parents[1]
+TASK = load_task(ROOT / "tasks" / "spin")
+
+
+@pytest.fixture(scope="module")
+def scorer(tmp_path_factory: pytest.TempPathFactory) -> Scorer:
+    with Scorer(tmp_path_factory.mktemp("phases"), use_cache=False) as scorer:
+        yield scorer
+
+
+def test_unknown_operator_gets_partial_credit_for_the_other_definitions(scorer: Scorer) -> None:
+    result = scorer.cell(TASK, MutantSource("unknown-operator")).result("syntax")
+    definitions = result.details["definitions"]
+    failed = [d["definition"] for d in definitions if not d["parses"]]
+    assert failed == [], "stubs make every definition parse alone, Next included"
+    assert result.status is Status.FAILED and result.score == 0.5
+    assert "Unknown operator" in result.reason
+
+
+def test_parse_error_partial_credit_counts_only_definitions_that_parse(scorer: Scorer) -> None:
+    result = scorer.cell(TASK, MutantSource("missing-definition-eq")).result("syntax")
+    parsed = sum(d["parses"] for d in result.details["definitions"])
+    total = len(result.details["definitions"])
+    assert 0 < parsed < total
+    assert result.score == pytest.approx(0.5 * parsed / total)
+
+
+def test_runtime_blames_the_action_whose_step_failed(scorer: Scorer) -> None:
+    result = scorer.cell(TASK, MutantSource("arithmetic-on-string")).result("runtime")
+    assert result.details["runtime_check"] is False
+    assert result.details["erroneous"] == ["TryLockFail"]
+    assert result.score == pytest.approx(0.8)
+
+
+def test_reference_details_record_states_and_every_template(scorer: Scorer) -> None:
+    cell = scorer.cell(TASK, ReferenceSource())
+    runtime = cell.result("runtime")
+    assert runtime.details["distinct_states"] == 32 and runtime.details["never_fired"] == []
+    invariants = cell.result("invariants")
+    names = [t["name"] for t in invariants.details["templates"]]
+    assert names == [t.name for t in TASK.templates]
+    assert all(t["status"] == "passed" for t in invariants.details["templates"])
+
+
+def test_check_module_instances_the_canonical_module_through_the_mapping() -> None:
+    mapping = load_mapping(TASK.reference_mapping, TASK)
+    text = check_module(TASK, mapping)
+    assert "INSTANCE Spin_SysmoCanon WITH" in text and "locked <- lock" in text
+    assert 'pc[sysmo_x] = "spin" -> "spinning"' in text
+    canon = canon_module(TASK)
+    assert "VARIABLES locked, pc, request" in canon and "MutualExclusion ==" in canon
+
+
+def test_identity_mapping_needs_every_canonical_name() -> None:
+    reference = TASK.reference_spec.read_text()
+    assert identity_mapping(TASK, reference).missing == ("locked", "request")
+    canonical = reference.replace("callType", "request").replace("lock,", "locked,")
+    assert identity_mapping(TASK, canonical).mapping is not None
