@@ -85,10 +85,14 @@ def _enclosing_definition(spec: str, line: int) -> str | None:
 def _failing_action(result: TlcResult, module: str, spec: str, actions: set[str]) -> str | None:
     """The action whose step raised the error, from the error's location.
 
-    Not the error trace's last action: the trace stops at the state *before* the failing step.
+    For an evaluation error, not the error trace's last action: the trace stops at the state
+    *before* the failing step.  For a deadlock, the last action is the one that reached it.
     Without a location (TLC 2.15 loses the text of some errors under -simulate) no action is
     blamed; the runtime check's BFS run, which keeps the text, usually names it.
     """
+    if result.verdict is Verdict.DEADLOCK:
+        # The step that reached the dead state is to blame, and it is the trace's last one.
+        return result.trace[-1].action if result.trace else None
     # Only the 2103 position list is the failing expression's own; result.location may be a
     # fallback taken from the trace.
     spans = [loc for loc in result.positions if loc.module == module]
