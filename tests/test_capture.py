@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sysmobench import Status, load_task
+from pytest_sysmobench import Status, Task, load_tasks
 from pytest_sysmobench.models import MutantSource, ReferenceSource
 from pytest_sysmobench.session import Scorer
 from pytest_sysmobench.traces import load_corpus
@@ -22,39 +22,46 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.toolchain
 
 
-@pytest.fixture(scope="module")
-def fresh(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("traces")
+TASKS = [t for t in load_tasks(ROOT / "tasks").tasks if t.harness is not None]
+
+
+@pytest.fixture(scope="module", params=TASKS, ids=lambda t: t.name)
+def fresh(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Task, Path]:
+    task: Task = request.param
+    out = tmp_path_factory.mktemp(f"traces-{task.name}")
     done = subprocess.run(
-        [sys.executable, "-m", "pytest_sysmobench.cli", "traces", "capture", "spin", "--seed", "101", "--runs", "2",
+        [sys.executable, "-m", "pytest_sysmobench.cli", "traces", "capture", task.name, "--seed", "101", "--runs", "2",
          "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=900,
     )
     assert done.returncode == 0, done.stderr
-    assert "seed-101.ndjson" in done.stdout and "TryLockFail" in done.stdout
-    return out
+    assert "seed-101.ndjson" in done.stdout
+    return task, out
 
 
-def test_capture_writes_valid_traces_with_every_action(fresh: Path) -> None:
-    task = load_task(ROOT / "tasks" / "spin")
-    corpus = load_corpus(fresh / "spin", task)
+def test_capture_writes_valid_traces_with_every_action(fresh: tuple[Task, Path]) -> None:
+    task, out = fresh
+    corpus = load_corpus(out / task.name, task)
     assert corpus.errors == ()
     assert [t.name for t in corpus.traces] == ["seed-101.ndjson", "seed-102.ndjson"]
     for trace in corpus.traces:
         assert {a for a, _ in trace.events} == set(task.target_actions)
-        assert trace.meta["task"] == "spin" and trace.meta["seed"] in (101, 102)
-    assert not list((fresh / "spin").glob(".*partial"))
+        assert trace.meta["task"] == task.name and trace.meta["seed"] in (101, 102)
+    assert not list((out / task.name).glob(".*partial"))
 
 
-def test_reference_conforms_to_fresh_traces_and_mutants_do_not(fresh: Path, tmp_path: Path) -> None:
-    task = load_task(ROOT / "tasks" / "spin")
-    with Scorer(tmp_path, use_cache=False, traces_dir=fresh) as scorer:
+def test_reference_conforms_to_fresh_traces_and_conformance_mutants_do_not(fresh: tuple[Task, Path], tmp_path: Path) -> None:
+    task, out = fresh
+    with Scorer(tmp_path, use_cache=False, traces_dir=out) as scorer:
         reference = scorer.cell(task, ReferenceSource()).result("conformance")
         assert reference.status is Status.PASSED, reference.reason
         assert reference.details["window_pass_rate"] == 1.0
         assert all(t["accepted"] for t in reference.details["traces"])
-        mutant = scorer.cell(task, MutantSource("trylock-records-lock-call")).result("conformance")
-        assert mutant.status is Status.FAILED and "TryLock" in mutant.reason
+        # Every conformance mutant fails on the committed traces (test_mutants); a fresh sample
+        # may by chance lack the situation one of them needs, but it must expose most of them.
+        mutants = [m.name for m in task.mutants if m.phase == "conformance"]
+        caught = [m for m in mutants if scorer.cell(task, MutantSource(m)).result("conformance").status is Status.FAILED]
+        assert mutants and len(caught) >= len(mutants) - 1, (mutants, caught)
 
 
 def test_capture_without_cargo_says_what_to_install(tmp_path: Path) -> None:
