@@ -1,0 +1,321 @@
+"""Bad input of every kind gets a specific, recorded outcome, and nothing escapes the run directory.
+
+Each folder of ``tests/data/bad_inputs/`` is one case: ``answer.txt`` is what a model answered
+(it lands in ``<replay>/spin/Spin.tla``), with an optional ``Spin.cfg`` and ``mapping.yaml``
+beside it, and ``expect.yaml`` says what a demanding user would call the right outcome::
+
+    description: what the case is
+    xfail: why the current behaviour is wrong      # optional: strict xfail until the code is fixed
+    task: {runtime: {budget_s: 1}, invariants: {budget_s: 1}}   # optional overrides of the spin task
+    hard_limit_margin_s: 3                         # optional: shorter hard limit over the budget
+    max_seconds: 30                                # optional: the whole cell must end within this
+    notes: [substring, ...]                        # optional: in the candidate's extraction notes
+    phases:
+      syntax:
+        status: failed                             # passed|failed|blocked|skipped|not_evaluable|inconclusive
+        reason: substring, or a list of them (a nested list = any one of its items)
+        reason_excludes: [substring, ...]          # optional
+        score: 0.5 or [low, high]                  # optional
+        details: [substring, ...]                  # optional: in the JSON of the phase's details
+
+Every case is also held to rules that hold everywhere: all four phases have a result, never a
+harness error, and every reason is non-empty and short enough to read (MAX_REASON_CHARS).
+
+All cases share one module-scoped Scorer (one driver JVM).  Cells are evaluated lazily and
+memoised, so the confinement test sees every case however the tests are ordered or selected.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+import yaml
+
+from pytest_sysmobench import PHASES, Status, load_task
+from pytest_sysmobench.models import ReplaySource
+from pytest_sysmobench.phases import invariants as invariants_phase
+from pytest_sysmobench.phases import runtime as runtime_phase
+from pytest_sysmobench.session import Scorer
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = Path(__file__).resolve().parent / "data" / "bad_inputs"
+TASK = load_task(ROOT / "tasks" / "spin")
+STATUSES = {s.value for s in Status}
+#: A reason is read by humans in pytest output, JUnit and the leaderboard: it must stay short.
+MAX_REASON_CHARS = 2000
+#: Names that a spec steering the tools would leave behind (MODULE ../../../tmp/evil, /etc/passwd, IOExec).
+SUSPICIOUS = ("evil", "passwd", "sysmobench-pwned")
+
+
+def _load(case_dir: Path) -> dict[str, Any]:
+    data = yaml.safe_load((case_dir / "expect.yaml").read_text(encoding="utf-8"))
+    assert isinstance(data, dict) and isinstance(data.get("phases"), dict), f"{case_dir}/expect.yaml: no phases"
+    return data
+
+
+CASES = {d.name: _load(d) for d in sorted(CORPUS.iterdir()) if d.is_dir()}
+
+
+def _param(name: str) -> Any:
+    reason = CASES[name].get("xfail")
+    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+    return pytest.param(name, id=name, marks=marks)
+
+
+# ------------------------------------------------------------------ snapshots of the world outside
+
+
+def _walk(root: Path) -> set[str]:
+    found: set[str] = set()
+    for folder, dirs, files in os.walk(root, onerror=lambda _e: None):
+        for name in dirs + files:
+            found.add(os.path.join(folder, name))
+    return found
+
+
+def _fingerprints() -> tuple[str, ...]:
+    """Path parts only this process's scoring can produce: its work dir and the cells' run dirs.
+
+    Others work in the repo and in /tmp in parallel, so "anything new" would be flaky; anything
+    new that carries one of these marks, or an attack's name, was written by these cells.
+    """
+    return (f"work-{os.getpid()}-", *(f"replay_{name}" for name in CASES))
+
+
+def _leaks_in(root: Path, skip: Path | None = None) -> set[str]:
+    marks = _fingerprints()
+    found = set()
+    for path in _walk(root):
+        if skip is not None and Path(path).is_relative_to(skip):
+            continue
+        name = os.path.basename(path).lower()
+        if any(s in name for s in SUSPICIOUS) or any(m in path for m in marks):
+            found.add(path)
+    return found
+
+
+def _git_untracked() -> set[str] | None:
+    """Untracked and ignored paths of the repo (others may edit tracked files in parallel)."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=all", "--ignored"],
+            capture_output=True, text=True, timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    paths = set()
+    for line in done.stdout.splitlines():
+        if line[:2] in ("??", "!!"):
+            path = line[3:].strip('"')
+            if "__pycache__" not in path and not path.endswith(".pyc"):
+                paths.add(path)
+    return paths
+
+
+def _sha(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+@dataclasses.dataclass
+class World:
+    root: Path  # this module's private tmp dir: replay inputs and the scorer's output dir
+    out: Path
+    tmp_leaks: set[str]
+    root_paths: set[str]
+    git: set[str] | None
+    passwd: str | None
+
+
+# ------------------------------------------------------------------ the shared scorer
+
+
+@dataclasses.dataclass
+class Outcome:
+    results: dict[str, Any]
+    notes: tuple[str, ...]
+    elapsed: float
+
+
+class Corpus:
+    def __init__(self, scorer: Scorer, replay: Path) -> None:
+        self.scorer = scorer
+        self.replay = replay
+        self.outcomes: dict[str, Outcome] = {}
+
+    def task_for(self, expect: dict[str, Any]):
+        overrides = expect.get("task") or {}
+        task = TASK
+        if "runtime" in overrides:
+            task = dataclasses.replace(task, runtime=dataclasses.replace(task.runtime, **overrides["runtime"]))
+        if "invariants" in overrides:
+            task = dataclasses.replace(task, invariants=dataclasses.replace(task.invariants, **overrides["invariants"]))
+        return task
+
+    def outcome(self, name: str) -> Outcome:
+        if name not in self.outcomes:
+            expect = CASES[name]
+            margin = expect.get("hard_limit_margin_s")
+            with pytest.MonkeyPatch.context() as patch:
+                if margin is not None:
+                    # The hard limit is budget + a fixed margin (30 s in P2, 60 s in P4): shortened so the
+                    # never-ending case costs seconds, not minutes.  What is tested is that it ends, and how.
+                    patch.setattr(runtime_phase, "HARD_LIMIT_MARGIN_S", float(margin))
+                    patch.setattr(invariants_phase, "HARD_LIMIT_MARGIN_S", float(margin))
+                cell = self.scorer.cell(self.task_for(expect), ReplaySource(self.replay / name))
+                start = time.monotonic()
+                results = cell.evaluate()
+                elapsed = time.monotonic() - start
+            self.outcomes[name] = Outcome(results, cell.candidate().notes, elapsed)
+        return self.outcomes[name]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    root = tmp_path_factory.mktemp("bad_inputs")
+    replay = root / "replay"
+    for name in CASES:
+        target = replay / name / TASK.name
+        target.mkdir(parents=True)
+        shutil.copyfile(CORPUS / name / "answer.txt", target / f"{TASK.module}.tla")
+        for extra in (f"{TASK.module}.cfg", "mapping.yaml"):
+            if (CORPUS / name / extra).is_file():
+                shutil.copyfile(CORPUS / name / extra, target / extra)
+    yield World(
+        root=root,
+        out=root / "out",
+        tmp_leaks=_leaks_in(Path(tempfile.gettempdir()), skip=root),
+        root_paths=_walk(root),
+        git=_git_untracked(),
+        passwd=_sha(Path("/etc/passwd")),
+    )
+
+
+@pytest.fixture(scope="module")
+def corpus(world: World) -> Iterator[Corpus]:
+    with Scorer(world.out, use_cache=False) as scorer:
+        yield Corpus(scorer, world.root / "replay")
+
+
+# ------------------------------------------------------------------ checks
+
+
+def _check_reason(phase: str, reason: str, expected: Any, excluded: list[str]) -> list[str]:
+    problems = []
+    wanted = expected if isinstance(expected, list) else [expected]
+    for item in wanted:
+        options = item if isinstance(item, list) else [item]
+        if not any(str(o).lower() in reason.lower() for o in options):
+            problems.append(f"{phase}: reason lacks {' or '.join(map(repr, options))}")
+    for item in excluded:
+        if item.lower() in reason.lower():
+            problems.append(f"{phase}: reason should not contain {item!r}")
+    return problems
+
+
+def _check_score(phase: str, score: float | None, expected: Any) -> list[str]:
+    if isinstance(expected, list):
+        low, high = expected
+        if score is None or not low <= score <= high:
+            return [f"{phase}: score {score} not in [{low}, {high}]"]
+    elif score is None or abs(score - float(expected)) > 1e-9:
+        return [f"{phase}: score {score}, expected {expected}"]
+    return []
+
+
+def _short(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... [{len(text)} chars]"
+
+
+def test_corpus_is_well_formed() -> None:
+    assert len(CASES) >= 22
+    for name, expect in CASES.items():
+        assert (CORPUS / name / "answer.txt").is_file(), name
+        assert set(expect["phases"]) == set(PHASES), f"{name}: expect.yaml must give all four phases"
+        for phase, spec in expect["phases"].items():
+            assert spec.get("status") in STATUSES, f"{name}/{phase}: unknown status {spec.get('status')!r}"
+            assert spec.get("reason"), f"{name}/{phase}: no reason substring"
+
+
+@pytest.mark.parametrize("case", [_param(name) for name in CASES])
+def test_bad_input(corpus: Corpus, case: str) -> None:
+    expect = CASES[case]
+    outcome = corpus.outcome(case)
+    results = outcome.results
+    problems: list[str] = []
+    assert set(results) == set(PHASES), f"missing phases: {set(PHASES) - set(results)}"
+    for phase in PHASES:
+        result = results[phase]
+        want = expect["phases"][phase]
+        if result.status is Status.ERROR:
+            problems.append(f"{phase}: harness error (a spec must never cause one): {_short(result.reason)}")
+        if result.status.value != want["status"]:
+            problems.append(f"{phase}: status {result.status.value}, expected {want['status']}")
+        if not result.reason.strip():
+            problems.append(f"{phase}: empty reason")
+        if len(result.reason) > MAX_REASON_CHARS:
+            problems.append(f"{phase}: reason is {len(result.reason)} characters long (limit {MAX_REASON_CHARS})")
+        problems += _check_reason(phase, result.reason, want["reason"], want.get("reason_excludes") or [])
+        if "score" in want:
+            problems += _check_score(phase, result.score, want["score"])
+        details = json.dumps(result.details, default=str)
+        for item in want.get("details") or []:
+            if item not in details:
+                problems.append(f"{phase}: details lack {item!r}")
+    notes = " | ".join(outcome.notes)
+    for item in expect.get("notes") or []:
+        if item not in notes:
+            problems.append(f"notes lack {item!r} (notes: {notes})")
+    if "max_seconds" in expect and outcome.elapsed > expect["max_seconds"]:
+        problems.append(f"took {outcome.elapsed:.1f}s, limit {expect['max_seconds']}s")
+    summary = "\n".join(f"  {p}: {results[p].status.value} {results[p].score} :: {_short(results[p].reason)}" for p in PHASES)
+    assert not problems, "\n".join(problems) + f"\nactual:\n{summary}"
+
+
+def test_nothing_written_outside_the_output_dir(world: World, corpus: Corpus) -> None:
+    """MODULE ../../../tmp/evil, MODULE /etc/passwd and IOExec must leave no trace outside the run dir."""
+    for name in CASES:
+        corpus.outcome(name)
+    problems = []
+    # 1. This module's private tmp tree: besides the replay inputs, only the output dir may grow.
+    outside = sorted(p for p in _walk(world.root) - world.root_paths if not Path(p).is_relative_to(world.out))
+    if outside:
+        problems.append(f"written next to the output dir: {outside[:10]}")
+    # 2. Anywhere else in the system tmp dir: nothing named after an attack, nothing from these cells.
+    new = sorted(_leaks_in(Path(tempfile.gettempdir()), skip=world.root) - world.tmp_leaks)
+    if new:
+        problems.append(f"written in the tmp dir outside the output dir: {new[:10]}")
+    # ... and inside the output dir, no file named after an attack either.
+    named = sorted(p for p in _walk(world.out) if any(s in os.path.basename(p).lower() for s in SUSPICIOUS))
+    if named:
+        problems.append(f"files named after an attack in the output dir: {named[:10]}")
+    for path in ("/tmp/evil", "/tmp/sysmobench-pwned", str(world.root / "tmp" / "evil")):
+        if os.path.lexists(path):
+            problems.append(f"{path} exists")
+    if _sha(Path("/etc/passwd")) != world.passwd:
+        problems.append("/etc/passwd changed")
+    # 3. The repository (git status): no new untracked or ignored file from these cells or an attack.
+    after = _git_untracked()
+    if world.git is not None and after is not None:
+        marks = _fingerprints()
+        leaked = sorted(
+            p for p in after - world.git
+            if any(s in os.path.basename(p).lower() for s in SUSPICIOUS) or any(m in p for m in marks)
+        )
+        if leaked:
+            problems.append(f"new files in the repository: {leaked[:10]}")
+    assert not problems, "\n".join(problems)
