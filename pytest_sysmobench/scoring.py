@@ -20,6 +20,10 @@ WEIGHTS: Mapping[str, float] = {"syntax": 0.15, "runtime": 0.15, "conformance": 
 PHASE_MARKERS: Mapping[str, str] = {"syntax": "p1", "runtime": "p2", "conformance": "p3", "invariants": "p4"}
 
 
+#: Reasons travel into failure messages, JUnit properties and the leaderboard: keep them readable.
+REASON_LIMIT = 2000
+
+
 class Status(str, enum.Enum):
     PASSED = "passed"
     FAILED = "failed"
@@ -39,6 +43,9 @@ class PhaseResult:
     details: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if len(self.reason) > REASON_LIMIT:
+            cut = self.reason[:REASON_LIMIT]
+            object.__setattr__(self, "reason", f"{cut}... ({len(self.reason) - REASON_LIMIT} more characters)")
         if self.phase not in PHASES:
             raise ValueError(f"unknown phase {self.phase!r}")
         if self.score is not None and not (0.0 <= self.score <= 1.0 and math.isfinite(self.score)):

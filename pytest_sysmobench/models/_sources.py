@@ -13,8 +13,14 @@ MAX_SPEC_BYTES = 2_000_000
 
 
 def _read(path: Path) -> str:
-    data = path.read_bytes()[:MAX_SPEC_BYTES]
+    data = path.read_bytes()
+    if len(data) > MAX_SPEC_BYTES:
+        raise OversizedAnswer(f"{path.name} is {len(data):,} bytes, over the {MAX_SPEC_BYTES:,}-byte limit for a spec")
     return data.decode("utf-8", errors="replace")
+
+
+class OversizedAnswer(ValueError):
+    """A spec or answer too large to be a real model's answer; it is not read at all."""
 
 
 def _with_spec(base: Candidate, task: Task, text: str, cfg: str | None, mapping_file: Path | None) -> Candidate:
@@ -92,9 +98,13 @@ class ReplaySource:
         if not spec.is_file():
             return replace(base, absent=f"no spec for task {task.name}: {spec} does not exist")
         cfg_path = folder / f"{task.module}.cfg"
-        cfg = _read(cfg_path) if cfg_path.is_file() else None
         mapping = folder / "mapping.yaml"
-        return _with_spec(base, task, _read(spec), cfg, mapping if mapping.is_file() else None)
+        try:
+            cfg = _read(cfg_path) if cfg_path.is_file() else None
+            text = _read(spec)
+        except OversizedAnswer as exc:
+            return replace(base, problem=str(exc))
+        return _with_spec(base, task, text, cfg, mapping if mapping.is_file() else None)
 
 
 def resolve_source(entry: str, rootdir: Path) -> ReferenceSource | ReplaySource | MutantSource:

@@ -68,12 +68,10 @@ class TemplateOutcome:
 def _trace_preview(result: TlcResult) -> list[str]:
     lines = []
     for state in result.trace[:TRACE_PREVIEW]:
-        head = f"{state.index}: {state.action or 'Initial predicate'}"
-        if state.stuttering:
-            head += " (stuttering)"
-        if state.back_to is not None:
-            head += f" (back to state {state.back_to})"
-        lines.append(head + "\n" + state.raw.strip())
+        raw = state.raw.strip()
+        if not raw.startswith(f"{state.index}:"):
+            raw = f"{state.index}: {state.action or 'Initial predicate'}\n{raw}"
+        lines.append(raw)
     return lines
 
 

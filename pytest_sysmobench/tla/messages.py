@@ -419,6 +419,10 @@ def _state_values(body: str) -> dict[str, Value] | None:
     return values
 
 
+_JAVA_FRAME = re.compile(r"^(at [\w$.]+\(.*\)|\.\.\. \d+ more)$")
+CLEAN_LIMIT = 600
+
+
 def _clean(text: str) -> str:
     """Drop TLC's exception boilerplate, spans and dumped states; one line of prose."""
     preamble = _EXCEPTION_PREAMBLE.search(text)
@@ -427,8 +431,10 @@ def _clean(text: str) -> str:
         text = text[preamble.end() :]
     text = _STATE_INTRO.split(text, maxsplit=1)[0]
     lines = [line.strip() for line in text.split("\n")]
-    kept = [line for line in lines if line and not _SPAN_LINE.match(line)]
+    kept = [line for line in lines if line and not _SPAN_LINE.match(line) and not _JAVA_FRAME.match(line)]
     cleaned = " ".join(kept).strip()
+    if len(cleaned) > CLEAN_LIMIT:
+        cleaned = cleaned[:CLEAN_LIMIT] + f"... ({len(cleaned) - CLEAN_LIMIT} more characters)"
     if cleaned.endswith(":"):
         cleaned = cleaned[:-1].rstrip()
     return cleaned or exception or ""
@@ -653,7 +659,9 @@ def _parse(tool: ToolOutput, flat: list[Message], exit_code: int | None) -> _Dec
 
 
 def _config(tool: ToolOutput, flat: list[Message], exit_code: int | None) -> _Decision | None:
-    source = _first(flat, CONFIG_CODES)
+    # A config code raised while evaluating (e.g. 2280 "In evaluation, the identifier x is either
+    # undefined...") is the spec's evaluation error, not a problem of the cfg file.
+    source = next((m for m in flat if m.code in CONFIG_CODES and not m.text.lstrip().startswith("In evaluation")), None)
     if source is None and exit_code != 151:
         return None
     message = _message_text(source) if source else "exit code 151 (configuration error)"
@@ -691,7 +699,18 @@ def _error(flat: list[Message]) -> _Decision | None:
     if not errors:
         return None
     source = next((m for m in errors if m.code not in CONTEXT_CODES), errors[0])
-    return _Decision(Verdict.EVAL_ERROR, _message_text(source), source, location=_first_span(source.full_text()))
+    full = source.full_text()
+    if any(marker in full for marker in _OUT_OF_MEMORY_MARKERS):
+        return _Decision(Verdict.OUT_OF_MEMORY, "TLC ran out of memory (Java heap space): the state space or a set "
+                         "being enumerated is too large", source)
+    message = _message_text(source)
+    if "StackOverflowError" in full:
+        message = ("java.lang.StackOverflowError: the evaluation recursed without end "
+                   "(a recursive operator without a base case?)")
+    return _Decision(Verdict.EVAL_ERROR, message, source, location=_first_span(full))
+
+
+_OUT_OF_MEMORY_MARKERS = ("Java heap space", "OutOfMemoryError", "GC overhead limit exceeded")
 
 
 def _completion(

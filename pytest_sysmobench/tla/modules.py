@@ -13,7 +13,7 @@ from dataclasses import dataclass
 _HEADER = re.compile(r"^\s*-{4,}\s*MODULE\s+(\S+)\s*-{4,}", re.MULTILINE)
 _FOOTER = re.compile(r"^\s*={4,}\s*$", re.MULTILINE)
 _DEFINITION = re.compile(
-    r"^(?:LOCAL\s+)?(?:RECURSIVE\s+\S.*\n)?([A-Za-z_][A-Za-z0-9_]*)\s*(\[[^\]\n]*\]|\([^)\n]*\))?\s*==",
+    r"^(?:LOCAL\s+)?(?:RECURSIVE\s+\S.*\n)?([A-Za-z_][A-Za-z0-9_]*)\s*(\[[^\]\n]*\]|\([^)\n]*\))?\s*(?:==|\u225c)",
     re.MULTILINE,
 )
 _KEYWORD_LINE = re.compile(

@@ -79,7 +79,7 @@ class SanyError:
         where = self.where()
         if where:
             prefix += (" at " if self.line is not None else " ") + where
-        return f"{prefix}: {self.message}"
+        return f"{prefix}: {_readable(self.message)}"
 
 
 @dataclass(frozen=True)
@@ -149,6 +149,29 @@ _COULD_NOT_PARSE = re.compile(r"Could not parse module (\S+)")
 
 # ---------------------------------------------------------------------------
 # Classification
+
+
+_ENCOUNTERED_CODE = re.compile(r'Encountered: "(\\u[0-9a-fA-F]{4}|[^"]{1,2})" \((\d+)\)')
+MESSAGE_LIMIT = 300
+
+
+def _readable(message: str) -> str:
+    """Name a non-ASCII character SANY choked on, and keep the message short.
+
+    A lexical error quotes the whole token it was reading, which can be an unterminated string
+    running on for kilobytes; TLA+ tools 2.15 read ASCII operators only, so a Unicode operator
+    such as U+225C (the definition sign) is the commonest lexical error in model answers.
+    """
+    match = _ENCOUNTERED_CODE.search(message)
+    if match and int(match.group(2)) > 127:
+        char = chr(int(match.group(2)))
+        message = (
+            f"non-ASCII character '{char}' (U+{ord(char):04X}); TLA+ tools 2.15 read ASCII operators only "
+            f"(e.g. == for \u225c, /\\ for \u2227, \\in for \u2208). SANY: {message}"
+        )
+    if len(message) > MESSAGE_LIMIT:
+        message = message[:MESSAGE_LIMIT] + f"... ({len(message) - MESSAGE_LIMIT} more characters)"
+    return message
 
 
 def classify_sany(output: str) -> SanyResult:
