@@ -25,7 +25,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pytest_sysmobench import load_task  # noqa: E402
-from pytest_sysmobench.cell import Cell  # noqa: E402
 from pytest_sysmobench.models import ReferenceSource  # noqa: E402
 from pytest_sysmobench.phases import CellContext  # noqa: E402
 from pytest_sysmobench.phases.conformance import _Vocabulary, _constants_config, _window_module  # noqa: E402

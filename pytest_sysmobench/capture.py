@@ -103,7 +103,7 @@ def capture_one(task: Task, seed: int, out_dir: Path, ops: int | None = None) ->
         partial.unlink(missing_ok=True)
         raise CaptureError(f"the {task.name} harness wrote an invalid trace: {exc}") from exc
     os.replace(partial, target)
-    return Captured(target, load_trace(target, task), attempt)
+    return Captured(target, trace, attempt)
 
 
 def capture(task: Task, seeds: Sequence[int], out_dir: Path, ops: int | None = None) -> list[Captured]:

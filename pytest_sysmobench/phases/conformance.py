@@ -18,10 +18,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping as TMapping, Sequence
 
-from ..mapping import Mapping, VariableMap, tla_literal
+from ..mapping import Mapping, tla_literal
 from ..scoring import PhaseResult, Status
 from ..tla import modules
 from ..tla.cfg import Config, Section
+from ..tla.messages import TlcResult, Verdict
 from ..traces import Corpus, Trace, Window, load_corpus
 from ._context import CellContext
 
@@ -145,7 +146,7 @@ SysmoTraceNext ==
     return modules.module(name, body, (ctx.module, "TLC"))
 
 
-def _run(ctx: CellContext, job: str, module: str, text: str, config: Config, init: str, next_: str):  # noqa: ANN202
+def _run(ctx: CellContext, job: str, module: str, text: str, config: Config, init: str, next_: str) -> TlcResult:
     cfg = config.with_section("INIT", [init]).with_section("NEXT", [next_])
     return ctx.toolchain.tlc(
         ctx.job_dir("conformance", job),
@@ -182,7 +183,7 @@ def _check_action(ctx: CellContext, vocab: _Vocabulary, config: Config, action: 
     ok_keys = {distinct[i - 1].key() for i in ok_ids if 0 < i <= len(distinct)}
     passed = sum(1 for w in windows if w.key() in ok_keys)
     outcome = _ActionOutcome(action, len(windows), passed)
-    if result.verdict.value not in ("OK",):
+    if result.verdict is not Verdict.OK:
         outcome.error = result.summary()
     failing = next((w for w in windows if w.key() not in ok_keys), None)
     if failing is not None:
@@ -195,7 +196,7 @@ def _check_trace(ctx: CellContext, vocab: _Vocabulary, config: Config, index: in
     result = _run(ctx, f"trace-{index}", module, _trace_module(ctx, vocab, module, trace), config,
                   "SysmoTraceInit", "SysmoTraceNext")
     accepted = result.depth if result.depth is not None else 0
-    if result.verdict.value == "VACUOUS":
+    if result.verdict is Verdict.VACUOUS:
         accepted = 0
     return {
         "trace": trace.name,
