@@ -107,15 +107,11 @@ def function_literal(entries: TMapping[str, str]) -> str:
 
 
 def _literal(value: Any) -> str:
-    """Canonical values are written plainly in YAML; strings become TLA+ strings."""
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, int):
-        return str(value)
+    """Canonical values are written plainly in YAML; text that already reads as a TLA+ literal stays."""
     text = str(value)
-    if text.startswith('"') or text in ("TRUE", "FALSE") or text.lstrip("-").isdigit():
+    if isinstance(value, str) and (text.startswith('"') or text in ("TRUE", "FALSE") or text.lstrip("-").isdigit()):
         return text
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return tla_literal(value)
 
 
 def _variable(canonical: str, raw: Any, where: str) -> VariableMap:
@@ -134,7 +130,10 @@ def _variable(canonical: str, raw: Any, where: str) -> VariableMap:
     values_raw = fields.data.get("values") or {}
     if not isinstance(values_raw, TMapping):
         raise MappingError(f"{where}.values: expected a mapping of canonical value -> spec value")
-    values = tuple((_literal(k), str(v) if isinstance(v, str) else _literal(v)) for k, v in values_raw.items())
+    try:
+        values = tuple((_literal(k), str(v) if isinstance(v, str) else _literal(v)) for k, v in values_raw.items())
+    except ValueError as exc:
+        raise MappingError(f"{where}.values: {exc}") from exc
     return VariableMap(canonical, var, expr, shape, values)
 
 

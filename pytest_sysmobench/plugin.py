@@ -27,7 +27,6 @@ FIXTURE = "sysmobench_phase"
 REPORT_KEY = "sysmobench"
 RUN_ID_KEY = "sysmobench_run_id"
 LOADGROUP_KEY = "sysmobench_loadgroup"
-DETAIL_LIMIT = 4000
 
 session_key = pytest.StashKey[BenchmarkSession]()
 result_key = pytest.StashKey[dict[str, Any]]()
@@ -155,7 +154,7 @@ def _record(case: PhaseCase, result: PhaseResult) -> dict[str, Any]:
         "phase": case.phase,
         "status": result.status.value,
         "score": result.score,
-        "reason": result.reason[:DETAIL_LIMIT],
+        "reason": result.reason,  # PhaseResult keeps reasons short
         "details": details,
     }
 

@@ -32,11 +32,6 @@ BUDGET_S = 60.0
 _OK = re.compile(rf'"{OK_MARK}",\s*(\d+)')
 
 
-def trace_files(ctx: CellContext) -> list[str]:
-    folder = ctx.traces_dir / ctx.task.name
-    return sorted(p.name for p in folder.glob("*.ndjson")) if folder.is_dir() else []
-
-
 @dataclass(frozen=True)
 class _Vocabulary:
     """The spec side of the mapping: which spec variable gets which canonical value.
@@ -208,9 +203,9 @@ def _check_trace(ctx: CellContext, vocab: _Vocabulary, config: Config, index: in
 
 
 def _prepare(ctx: CellContext) -> tuple[Corpus | None, _Vocabulary | None, PhaseResult | None]:
-    if not trace_files(ctx):
-        return None, None, PhaseResult("conformance", Status.SKIPPED, 0.0, f"skipped: no traces for task {ctx.task.name}")
     corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
+    if not corpus.traces and not corpus.errors:
+        return None, None, PhaseResult("conformance", Status.SKIPPED, 0.0, f"skipped: no traces for task {ctx.task.name}")
     if corpus.errors:
         return None, None, PhaseResult("conformance", Status.ERROR, None, f"corrupt trace: {corpus.errors[0]}",
                                        {"trace_errors": list(corpus.errors)})

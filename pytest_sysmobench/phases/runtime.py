@@ -9,10 +9,10 @@ Seeds are fixed, so the score is reproducible.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..scoring import PhaseResult, Status
+from ..tla import modules
 from ..tla.cfg import UNSUPPORTED_IN_215, Config
 from ..tla.messages import TlcResult, Verdict
 from ._context import CellContext
@@ -68,20 +68,6 @@ def _simulations(ctx: CellContext, config: Config) -> list[TlcResult]:
     return results
 
 
-_DEF_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(\([^)]*\))?\s*==", re.MULTILINE)
-
-
-def _enclosing_definition(spec: str, line: int) -> str | None:
-    """The top-level definition whose text holds the given (1-based) line of the spec."""
-    best = None
-    for match in _DEF_LINE.finditer(spec):
-        if spec.count("\n", 0, match.start()) + 1 <= line:
-            best = match.group(1)
-        else:
-            break
-    return best
-
-
 def _failing_action(result: TlcResult, module: str, spec: str, actions: set[str]) -> str | None:
     """The action whose step raised the error, from the error's location.
 
@@ -96,7 +82,7 @@ def _failing_action(result: TlcResult, module: str, spec: str, actions: set[str]
     # Only the 2103 position list is the failing expression's own; result.location may be a
     # fallback taken from the trace.
     spans = [loc for loc in result.positions if loc.module == module]
-    names = [_enclosing_definition(spec, loc.line) for loc in spans]
+    names = [modules.definition_at(spec, loc.line) for loc in spans]
     for name in names:
         if name in actions:
             return name

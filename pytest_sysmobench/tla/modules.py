@@ -132,6 +132,16 @@ def top_level_units(text: str) -> list[Unit]:
     return units
 
 
+def definition_at(text: str, line: int) -> str | None:
+    """The top-level definition whose text holds the given (1-based) line of the module."""
+    best = None
+    for match in _DEFINITION.finditer(text):
+        if text.count("\n", 0, match.start()) + 1 > line:
+            break
+        best = match.group(1)
+    return best
+
+
 def append_before_footer(text: str, addition: str) -> str:
     """Insert definitions just before the module's closing ==== line."""
     matches = list(_FOOTER.finditer(text))
