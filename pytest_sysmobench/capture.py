@@ -85,6 +85,7 @@ def _require(task: Task) -> Harness:
 
 def capture_one(task: Task, seed: int, out_dir: Path, ops: int | None = None) -> Captured:
     harness = _require(task)
+    out_dir = out_dir.resolve()  # the harness runs in its own folder, so a relative path would miss
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"seed-{seed}.ndjson"
     partial = out_dir / f".seed-{seed}.ndjson.partial"

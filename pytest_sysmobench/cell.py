@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .cache import atomic_write_text
 from .models import Candidate, SpecSource
@@ -20,6 +20,9 @@ from .phases import CHECKS, CellContext
 from .scoring import PhaseResult, Status, composite, gate
 from .tasks import PHASES, Task
 from .tla.toolchain import Toolchain
+
+if TYPE_CHECKING:
+    from .evaluator import Evaluator
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class Cell:
         toolchain: Callable[[], Toolchain],
         run_root: Path,
         traces_dir: Path,
+        evaluator: Evaluator | None = None,
     ) -> None:
         self.task = task
         self.source = source
@@ -55,6 +59,7 @@ class Cell:
         self._toolchain = toolchain
         self.run_dir = run_root / task.name / slug(source.name) / f"s{sample}"
         self.traces_dir = traces_dir
+        self.evaluator = evaluator
         self._candidate: Candidate | None = None
         self.results: dict[str, PhaseResult] = {}
 
@@ -70,8 +75,11 @@ class Cell:
             atomic_write_text(self.run_dir / f"{self.task.module}.tla", candidate.tla)
         if candidate.cfg is not None:
             atomic_write_text(self.run_dir / f"{self.task.module}.cfg", candidate.cfg)
+        for stage, prompt, answer in candidate.transcript:
+            atomic_write_text(self.run_dir / f"prompt-{stage}.md", prompt)
+            atomic_write_text(self.run_dir / f"answer-{stage}.md", answer)
         info = asdict(candidate)
-        info.pop("tla"), info.pop("cfg")
+        info.pop("tla"), info.pop("cfg"), info.pop("transcript")
         info["mapping"] = candidate.mapping.describe() if candidate.mapping else None
         atomic_write_text(self.run_dir / "candidate.json", json.dumps(info, indent=2, default=str))
 
@@ -85,11 +93,13 @@ class Cell:
         candidate = self.candidate()
         if candidate.absent:
             return PhaseResult(phase, Status.SKIPPED, 0.0, f"skipped: {candidate.absent}")
+        if candidate.generation_error:
+            return PhaseResult(phase, Status.BLOCKED, 0.0, f"blocked: generation failed: {candidate.generation_error}")
         earlier = [self.result(p) for p in PHASES[: PHASES.index(phase)] if p in ("syntax", "runtime")]
         blocked = gate(phase, earlier)
         if blocked is not None:
             return blocked
-        context = CellContext(self.task, candidate, self._toolchain(), self.run_dir, self.traces_dir)
+        context = CellContext(self.task, candidate, self._toolchain(), self.run_dir, self.traces_dir, self.evaluator)
         return CHECKS[phase](context)
 
     def evaluate(self) -> dict[str, PhaseResult]:

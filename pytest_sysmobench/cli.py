@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Sequence
 
 from . import __version__
+from .methods import METHODS
 from .tasks import load_tasks
 
 DOCTOR_SPEC = """---- MODULE SysmoDoctor ----
@@ -134,16 +135,21 @@ def traces_check(args: argparse.Namespace) -> int:
 
 
 def prompt(args: argparse.Namespace) -> int:
-    from .generation import SourceMissing, render_prompt
+    from .generation import SourceMissing
+    from .methods import MethodError, render, stages
 
     task = _task(args)
     if task is None:
         return 2
+    first = stages(args.method)[0]
     try:
-        print(render_prompt(task))
-    except SourceMissing as exc:
+        print(render(task, first, Path(args.traces)))
+    except (SourceMissing, MethodError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    if len(stages(args.method)) > 1:
+        later = ", ".join(s.name for s in stages(args.method)[1:])
+        print(f"\n(method {args.method}: later stage(s) {later} build on this stage's answer)", file=sys.stderr)
     return 0
 
 
@@ -157,6 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     show = commands.add_parser("prompt", help="print a task's generation prompt with its real source")
     show.add_argument("task")
     show.add_argument("--tasks", default="tasks", help="task folder (default: ./tasks)")
+    show.add_argument("--method", default="direct", choices=METHODS, help="generation method (default: direct)")
+    show.add_argument("--traces", default="data/traces", help="trace folder, for --method traces")
     show.set_defaults(run=prompt)
     traces = commands.add_parser("traces", help="capture or check traces of the real systems")
     traces_commands = traces.add_subparsers(dest="traces_command", required=True)

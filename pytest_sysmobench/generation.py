@@ -90,6 +90,12 @@ def extract_spec(answer: str) -> Extraction:
     return Extraction(tla, cfg, declared, tuple(notes), None)
 
 
+def rename_module(tla: str, old: str, new: str) -> str:
+    """Rename the module in its header line only (references inside are the model's business)."""
+    pattern = re.compile(rf"^([ \t]*-{{4,}}[ \t]*MODULE[ \t]+){re.escape(old)}(?=[ \t]*-{{4,}})", re.MULTILINE)
+    return pattern.sub(lambda m: m.group(1) + new, tla, count=1)
+
+
 class SourceMissing(RuntimeError):
     """The system's source is not installed; the message names the package to install."""
 
@@ -112,14 +118,7 @@ def source_code(task: Task) -> str:
 
 
 def render_prompt(task: Task) -> str:
-    """The generation prompt: the task's template with the real source and the vocabulary filled in."""
-    template = task.prompt_file.read_text(encoding="utf-8")
-    values = {
-        "{module}": task.module,
-        "{source_code}": source_code(task),
-        "{vocabulary}": task.vocabulary.render(),
-        "{actions}": ", ".join(task.target_actions or tuple(a.name for a in task.vocabulary.actions)),
-    }
-    for placeholder, value in values.items():
-        template = template.replace(placeholder, value)
-    return template
+    """The direct-method prompt: the task's template with the real source and the vocabulary filled in."""
+    from .methods import render, stages
+
+    return render(task, stages("direct")[0])

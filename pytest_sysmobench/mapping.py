@@ -84,8 +84,15 @@ class Mapping:
         return dict(self.actions).get(canonical, canonical)
 
 
+SET_TAG = "$set"
+
+
 def tla_literal(value: Any) -> str:
-    """JSON trace values as TLA+: objects are functions over their (string) keys, lists are tuples."""
+    """JSON trace values as TLA+: objects are functions over their (string) keys, lists are tuples.
+
+    JSON has no sets, so ``{"$set": [...]}`` stands for the TLA+ set of its items (order and
+    repeats ignored): a network of in-flight messages or a set of granted votes is a set.
+    """
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, int):
@@ -95,6 +102,8 @@ def tla_literal(value: Any) -> str:
     if isinstance(value, list):
         return "<<" + ", ".join(tla_literal(v) for v in value) + ">>"
     if isinstance(value, dict):
+        if set(value) == {SET_TAG} and isinstance(value[SET_TAG], list):
+            return "{" + ", ".join(sorted({tla_literal(v) for v in value[SET_TAG]})) + "}"
         return function_literal({k: tla_literal(v) for k, v in value.items()})
     raise ValueError(f"no TLA+ reading for {type(value).__name__} value {value!r}")
 
@@ -139,7 +148,16 @@ def _variable(canonical: str, raw: Any, where: str) -> VariableMap:
 
 def load_mapping(path: Path, task: Task) -> Mapping:
     try:
-        fields = _Fields(read_yaml(path), str(path))
+        data = read_yaml(path)
+    except TaskError as exc:
+        raise MappingError(str(exc)) from exc
+    return mapping_from_data(data, task, str(path))
+
+
+def mapping_from_data(data: Any, task: Task, path: str) -> Mapping:
+    """A mapping from already-parsed YAML or JSON (a file, or an evaluator model's answer)."""
+    try:
+        fields = _Fields(data, path)
     except TaskError as exc:
         raise MappingError(str(exc)) from exc
     canonical_vars = {v.name for v in task.vocabulary.variables}
@@ -173,7 +191,7 @@ def load_mapping(path: Path, task: Task) -> Mapping:
         if not IDENTIFIER.match(str(name)):
             raise MappingError(f"{path}: auxiliary.{name} is not a TLA+ identifier")
         auxiliary.append((str(name), str(values)))
-    return Mapping(constants, variables, tuple(actions), identity=False, source=str(path), auxiliary=tuple(auxiliary))
+    return Mapping(constants, variables, tuple(actions), identity=False, source=path, auxiliary=tuple(auxiliary))
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,8 @@ from typing import Any, Generator
 import pytest
 
 from . import report
+from .llm import CONFIG_ENV, CONFIG_FILE
+from .methods import METHODS
 from .scoring import PHASE_MARKERS, PhaseResult, Status
 from .session import BenchmarkSession, Options, PhaseCase
 from .tla.driver import DriverError
@@ -49,7 +51,18 @@ class Collector:
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("sysmobench", "SysMoBench: TLA+ modelling benchmark")
     group.addoption("--sysmobench-models", dest="sysmobench_models", default=None,
-                    help="comma-separated spec sources: 'reference' (default), 'replay:DIR'")
+                    help="comma-separated spec sources: 'reference' (default), 'replay:DIR', 'mutant:NAME', "
+                         "or models to ask through litellm (ids like openai/gpt-5, or names from the model config)")
+    group.addoption("--sysmobench-model-config", dest="sysmobench_model_config", default=None,
+                    help=f"YAML file of model settings (default: ${CONFIG_ENV}, else <rootdir>/{CONFIG_FILE})")
+    group.addoption("--sysmobench-method", dest="sysmobench_method", default="direct", choices=METHODS,
+                    help="how models are asked: direct (source + task), translate (source, statement by "
+                         "statement, then assembled), traces (traces only, no source)")
+    group.addoption("--sysmobench-refresh", dest="sysmobench_refresh", action="store_true",
+                    help="ask models again instead of reusing stored answers (overwrites them)")
+    group.addoption("--sysmobench-evaluator", dest="sysmobench_evaluator", default=None,
+                    help="model that maps specs without the canonical vocabulary (P3) and translates "
+                         "invariant templates for them (P4)")
     group.addoption("--sysmobench-tasks", dest="sysmobench_tasks", default=None,
                     help="folder of task definitions (default: <rootdir>/tasks)")
     group.addoption("--sysmobench-traces", dest="sysmobench_traces", default=None,
@@ -63,6 +76,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--sysmobench-no-cache", dest="sysmobench_no_cache", action="store_true",
                     help="do not read or write the SANY/TLC result cache")
     parser.addini("sysmobench_models", "default for --sysmobench-models", default="reference")
+    parser.addini("sysmobench_model_config", "default for --sysmobench-model-config", default="")
 
 
 def _options(config: pytest.Config) -> Options:
@@ -78,7 +92,25 @@ def _options(config: pytest.Config) -> Options:
         jar=config.getoption("sysmobench_jar"),
         use_cache=not config.getoption("sysmobench_no_cache"),
         rootdir=root,
+        model_config=_model_config(config, root),
+        method=str(config.getoption("sysmobench_method") or "direct"),
+        refresh=bool(config.getoption("sysmobench_refresh")),
+        evaluator=config.getoption("sysmobench_evaluator") or None,
     )
+
+
+def _model_config(config: pytest.Config, root: Path) -> Path | None:
+    """Option, then ini, then the environment, then the documented default file (if present)."""
+    given = config.getoption("sysmobench_model_config") or config.getini("sysmobench_model_config") \
+        or os.environ.get(CONFIG_ENV)
+    if given:
+        path = Path(str(given)).expanduser()
+        path = path if path.is_absolute() else root / path
+        if not path.is_file():
+            raise pytest.UsageError(f"--sysmobench-model-config: {path} does not exist")
+        return path.resolve()
+    default = root / CONFIG_FILE
+    return default if default.is_file() else None
 
 
 def _run_id(config: pytest.Config) -> str:
@@ -176,7 +208,10 @@ def sysmobench_phase(request: pytest.FixtureRequest) -> PhaseResult:
         raise HarnessError(str(exc)) from exc
     after = state.tool_counters()
     record = _record(case, result)
-    record["tools"] = {k: after[k] - before[k] for k in after}
+    record["tools"] = {k: after[k] - before.get(k, 0) for k in after}
+    generation = state.cell(case).candidate().generation
+    if generation:
+        record["generation"] = dict(generation)
     record["provenance"] = state.provenance()
     item.stash[result_key] = record
     for name, value in (("score", result.score), ("status", result.status.value), ("reason", result.reason)):
@@ -255,6 +290,21 @@ class LeaderboardReporter:
             f"tool runs: {tools.get('sany', 0)} SANY, {tools.get('tlc', 0)} TLC; "
             f"{tools.get('cache_hits', 0)} answered from cache"
         )
+        board = self.board()
+        if board.get("usage") or tools.get("model_requests"):
+            usage = board.get("usage") or {}
+            cost = usage.get("cost_usd")
+            terminalreporter.write_line(
+                f"model requests: {tools.get('model_requests', 0)} sent, {tools.get('answers_cached', 0)} answered from "
+                f"the answer store (generation and evaluator); generation used {usage.get('prompt_tokens', 0)} prompt + "
+                f"{usage.get('completion_tokens', 0)} completion tokens, cost {'unknown' if cost is None else f'${cost:.4f}'}"
+                + ("" if usage.get("cost_complete", True) else " (some models have no price)")
+            )
+        for model in board["models"]:
+            if model.get("pass_at_k") and len(model["pass_at_k"]["syntax"]) > 1:
+                k = str(len(model["pass_at_k"]["syntax"]))
+                cols = ", ".join(f"{p} {model['pass_at_k'][p][k]:.2f}" for p in model["pass_at_k"])
+                terminalreporter.write_line(f"{model['model']}: pass@{k} {cols}; best-of-{k} composite {model['best_of_k']:.3f}")
         for path in self.collector.written:
             terminalreporter.write_line(f"wrote {os.path.relpath(path)}")
 

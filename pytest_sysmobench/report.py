@@ -15,10 +15,10 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from .cache import atomic_write_text
-from .scoring import WEIGHTS, PhaseResult, Status, composite
+from .scoring import WEIGHTS, PhaseResult, Status, composite, pass_at_k
 from .tasks import PHASES
 
-SCHEMA = 1
+SCHEMA = 2
 
 
 def _cells(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -31,6 +31,8 @@ def _cells(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "status": record["status"],
             "reason": record.get("reason", ""),
         }
+        if record.get("generation") and "generation" not in cell:
+            cell["generation"] = _usage_of(record["generation"])
     cells = []
     for key in sorted(grouped):
         cell = grouped[key]
@@ -43,7 +45,39 @@ def _cells(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return cells
 
 
-def _models(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _usage_of(generation: Mapping[str, Any]) -> dict[str, Any]:
+    keys = ("route", "method", "prompt_tokens", "completion_tokens", "cost_usd", "requests", "cached")
+    return {k: generation.get(k) for k in keys if k in generation}
+
+
+def _samples(cells: list[dict[str, Any]]) -> dict[str, Any]:
+    """pass@k per phase (unbiased estimator over the n samples) and the best sample's composite."""
+    n = len(cells)
+    result: dict[str, Any] = {"samples": n, "best_of_k": max(c["composite"] for c in cells), "pass_at_k": {}}
+    for phase in PHASES:
+        c = sum(1 for cell in cells if (cell["phases"].get(phase) or {}).get("status") == Status.PASSED.value)
+        result["pass_at_k"][phase] = {str(k): round(pass_at_k(n, c, k), 6) for k in range(1, n + 1)}
+    return result
+
+
+def _groups(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    keys = sorted({(c["task"], c["model"]) for c in cells})
+    return [{"task": t, "model": m, **_samples([c for c in cells if (c["task"], c["model"]) == (t, m)])} for t, m in keys]
+
+
+def _spend(cells: list[dict[str, Any]]) -> dict[str, Any]:
+    used = [c["generation"] for c in cells if c.get("generation")]
+    costs = [u.get("cost_usd") for u in used]
+    return {
+        "prompt_tokens": sum(int(u.get("prompt_tokens") or 0) for u in used),
+        "completion_tokens": sum(int(u.get("completion_tokens") or 0) for u in used),
+        "cost_usd": round(sum(float(x) for x in costs if x is not None), 8) if used else None,
+        "cost_complete": all(x is not None for x in costs),
+        "requests": sum(int(u.get("requests") or 0) for u in used),
+    }
+
+
+def _models(cells: list[dict[str, Any]], groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for model in sorted({c["model"] for c in cells}):
         mine = [c for c in cells if c["model"] == model]
@@ -52,21 +86,36 @@ def _models(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for phase in PHASES:
             scores = [(c["phases"].get(phase) or {}).get("score") or 0.0 for c in mine]
             row[phase] = round(sum(scores) / len(scores), 6)
+        per_task = [g for g in groups if g["model"] == model]
+        row["best_of_k"] = round(sum(g["best_of_k"] for g in per_task) / len(per_task), 6)
+        k_max = min(g["samples"] for g in per_task)
+        row["pass_at_k"] = {
+            phase: {str(k): round(sum(g["pass_at_k"][phase][str(k)] for g in per_task) / len(per_task), 6)
+                    for k in range(1, k_max + 1)}
+            for phase in PHASES
+        }
+        if any(c.get("generation") for c in mine):
+            row["usage"] = _spend(mine)
         rows.append(row)
     return sorted(rows, key=lambda r: (-r["composite"], r["model"]))
 
 
 def build(records: Iterable[Mapping[str, Any]], provenance: Mapping[str, Any], run_id: str) -> dict[str, Any]:
     cells = _cells(records)
-    return {
+    groups = _groups(cells)
+    board = {
         "schema": SCHEMA,
         "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "run_id": run_id,
         "weights": dict(WEIGHTS),
         "provenance": dict(provenance),
         "cells": cells,
-        "models": _models(cells),
+        "tasks": groups,
+        "models": _models(cells, groups),
     }
+    if any(c.get("generation") for c in cells):
+        board["usage"] = _spend(cells)
+    return board
 
 
 def cells_frame(board: Mapping[str, Any]) -> pd.DataFrame:

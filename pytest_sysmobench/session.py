@@ -17,7 +17,10 @@ from typing import Any
 from . import __version__
 from .cache import Cache
 from .cell import Cell, CellId
-from .models import SpecSource, UnknownModel, resolve_source
+from .evaluator import Evaluator
+from .llm import Client, ModelCatalog, ModelConfigError, load_catalog
+from .methods import MethodError
+from .models import AnswerStore, GeneratedSource, SpecSource, UnknownModel, resolve_source
 from .tasks import PHASES, Task, TaskLoad, load_tasks
 from .tla.driver import ToolRunner
 from .tla.jar import find_jar, find_java
@@ -34,6 +37,10 @@ class Options:
     jar: str | None
     use_cache: bool
     rootdir: Path
+    model_config: Path | None = None
+    method: str = "direct"
+    refresh: bool = False
+    evaluator: str | None = None
 
 
 @dataclass(frozen=True)
@@ -67,8 +74,9 @@ class Scorer:
     """
 
     def __init__(self, output: Path, *, run_id: str = "adhoc", jar: str | None = None, use_cache: bool = True,
-                 traces_dir: Path | None = None) -> None:
+                 traces_dir: Path | None = None, evaluator: Evaluator | None = None) -> None:
         self.output = output
+        self.evaluator = evaluator
         self.run_id = run_id
         self.jar = jar
         self.use_cache = use_cache
@@ -81,7 +89,7 @@ class Scorer:
         return self.output / "runs" / self.run_id
 
     def cell(self, task: Task, source: SpecSource, sample: int = 0) -> Cell:
-        return Cell(task, source, sample, self.toolchain, self.run_root, self.traces_dir)
+        return Cell(task, source, sample, self.toolchain, self.run_root, self.traces_dir, self.evaluator)
 
     def toolchain(self) -> Toolchain:
         if self._toolchain is None:
@@ -120,6 +128,43 @@ class Scorer:
         self.close()
 
 
+class _Models:
+    """The model side of a session: configuration, the answer store, clients, the evaluator."""
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self._catalog: ModelCatalog | None = None
+        self.store = AnswerStore(options.output / "answers", refresh=options.refresh)
+        self.cooldown_dir = options.output / "answers" / "cooldown"
+
+    @property
+    def catalog(self) -> ModelCatalog:
+        if self._catalog is None:
+            self._catalog = load_catalog(self.options.model_config)
+        return self._catalog
+
+    @property
+    def evaluator_name(self) -> str | None:
+        if self.options.evaluator:
+            return self.options.evaluator
+        try:
+            return self.catalog.evaluator
+        except ModelConfigError:
+            return None
+
+    def client(self, name: str) -> Client:
+        return Client(self.catalog.get(name), self.cooldown_dir)
+
+    def source(self, entry: str) -> GeneratedSource:
+        method = self.options.method
+        label = entry if method == "direct" else f"{entry}@{method}"
+        return GeneratedSource(label, self.client(entry), self.store, method, self.options.traces_dir)
+
+    def evaluator(self) -> Evaluator:
+        assert self.evaluator_name is not None
+        return Evaluator(self.evaluator_name, self.client(self.evaluator_name), self.store)
+
+
 @dataclass
 class BenchmarkSession:
     options: Options
@@ -128,21 +173,29 @@ class BenchmarkSession:
     sources: dict[str, SpecSource]
     source_errors: dict[str, str]
     scorer: Scorer
+    models: _Models | None = None
     cells: dict[CellId, Cell] = field(default_factory=dict)
 
     @classmethod
     def start(cls, options: Options, run_id: str) -> BenchmarkSession:
+        models = _Models(options)
         sources: dict[str, SpecSource] = {}
         errors: dict[str, str] = {}
         for entry in options.models:
             try:
-                source = resolve_source(entry, options.rootdir)
+                source = resolve_source(entry, options.rootdir, models.source)
                 sources[source.name] = source
-            except UnknownModel as exc:
+            except (UnknownModel, ModelConfigError, MethodError) as exc:
                 errors[entry] = str(exc)
+        evaluator = None
+        if models.evaluator_name:
+            try:
+                evaluator = models.evaluator()
+            except ModelConfigError as exc:
+                errors[f"evaluator:{models.evaluator_name}"] = str(exc)
         scorer = Scorer(options.output, run_id=run_id, jar=options.jar, use_cache=options.use_cache,
-                        traces_dir=options.traces_dir)
-        return cls(options, run_id, load_tasks(options.tasks_dir), sources, errors, scorer)
+                        traces_dir=options.traces_dir, evaluator=evaluator)
+        return cls(options, run_id, load_tasks(options.tasks_dir), sources, errors, scorer, models=models)
 
     @property
     def run_root(self) -> Path:
@@ -170,7 +223,11 @@ class BenchmarkSession:
         return self.cells[case.cell]
 
     def tool_counters(self) -> dict[str, int]:
-        return self.scorer.tool_counters()
+        counters = self.scorer.tool_counters()
+        if self.models is not None:
+            counters["model_requests"] = self.models.store.stats.requests
+            counters["answers_cached"] = self.models.store.stats.hits
+        return counters
 
     def provenance(self) -> dict[str, Any]:
         return self.scorer.provenance()

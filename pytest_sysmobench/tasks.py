@@ -182,6 +182,7 @@ class Task:
     runtime: RuntimeSettings = field(default_factory=RuntimeSettings)
     invariants: InvariantSettings = field(default_factory=InvariantSettings)
     harness: Harness | None = None
+    fix_module_name: bool = False  # a generated module with another name is renamed, not failed
 
     @property
     def default_constants(self) -> dict[str, str]:
@@ -429,6 +430,7 @@ def load_task(directory: Path) -> Task:
         ),
         invariants=InvariantSettings(budget_s=invariants.number("budget_s", 60.0)),
         harness=_harness(directory, root.sub("harness")) if root.data.get("harness") else None,
+        fix_module_name=root.flag("fix_module_name", False),
     )
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from .mapping import SET_TAG
 from .tasks import Task
 
 JsonValue = Any
@@ -131,6 +132,8 @@ def _check_value(value: JsonValue, fail: Any) -> None:
             _check_value(item, fail)
         return
     if isinstance(value, dict):
+        if SET_TAG in value and (len(value) != 1 or not isinstance(value[SET_TAG], list)):
+            raise fail(f'a set is written {{"{SET_TAG}": [items]}} and nothing else')
         for item in value.values():
             _check_value(item, fail)
         return
@@ -170,6 +173,19 @@ def load_trace(path: Path, task: Task) -> Trace:
 class Corpus:
     traces: tuple[Trace, ...]
     errors: tuple[str, ...]
+
+    @property
+    def constants(self) -> dict[str, JsonValue]:
+        """Constants for checking every trace at once: a numeric bound takes its largest value
+        (each trace sets it to what that trace reaches), anything else the first trace's value."""
+        merged: dict[str, JsonValue] = {}
+        for trace in self.traces:
+            for name, value in trace.constants.items():
+                known = merged.get(name)
+                numeric = isinstance(value, int) and not isinstance(value, bool)
+                if known is None or (numeric and isinstance(known, int) and value > known):
+                    merged[name] = value
+        return merged
 
     @property
     def sha256(self) -> str:

@@ -38,7 +38,7 @@ def test_reference_run_writes_the_leaderboard_and_caches(bench: pytest.Pytester)
     result.assert_outcomes(passed=3, skipped=1)
     result.stdout.fnmatch_lines(["*SysMoBench leaderboard*", "spin*reference*1.00*1.00*skipped*1.00*0.650*"])
     board = _board(bench.path)
-    assert board["schema"] == 1
+    assert board["schema"] == 2
     assert set(board["provenance"]) >= {"package_version", "jar_sha256", "java_version"}
     (cell,) = board["cells"]
     assert (cell["task"], cell["model"], cell["sample"], cell["composite"]) == ("spin", "reference", 0, 0.65)

@@ -117,3 +117,31 @@ def test_a_malformed_trace_is_a_harness_error_with_its_line(scorer: Scorer, tmp_
     result = scorer.cell(TASK, ReferenceSource()).result("conformance")
     assert result.status is Status.ERROR
     assert "bad.ndjson:3: not valid JSON" in result.reason
+
+
+def test_corpus_constants_take_the_largest_bound_of_any_trace() -> None:
+    from pytest_sysmobench.traces import Corpus, Trace
+
+    def trace(name: str, constants: dict) -> Trace:
+        return Trace(name, {"constants": constants}, ({},), ())
+
+    corpus = Corpus((trace("a", {"Servers": ["n1", "n2"], "MaxTerm": 7, "Flag": True}),
+                     trace("b", {"Servers": ["n1", "n2"], "MaxTerm": 9, "Flag": False, "MaxLogLen": 3})), ())
+    assert corpus.constants == {"Servers": ["n1", "n2"], "MaxTerm": 9, "Flag": True, "MaxLogLen": 3}
+
+
+def test_sets_are_written_with_a_tag_and_validated() -> None:
+    from pytest_sysmobench.mapping import tla_literal
+    from pytest_sysmobench.traces import _check_value
+
+    assert tla_literal({"$set": [2, 1, 2]}) == "{1, 2}"
+    assert tla_literal({"$set": []}) == "{}"
+    assert tla_literal({"$set": [{"to": "n1", "entries": [1]}]}) == '{("entries" :> <<1>> @@ "to" :> "n1")}'
+
+    def fail(message: str) -> ValueError:
+        return ValueError(message)
+
+    _check_value({"$set": [{"a": 1}]}, fail)
+    for bad in ({"$set": 3}, {"$set": [], "other": 1}):
+        with pytest.raises(ValueError, match="a set is written"):
+            _check_value(bad, fail)

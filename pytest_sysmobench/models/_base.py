@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Mapping as TMapping, Protocol
 
 from ..mapping import Mapping
 from ..tasks import Task
@@ -28,6 +28,9 @@ class Candidate:
     notes: tuple[str, ...] = field(default_factory=tuple)
     problem: str | None = None
     absent: str | None = None  # nothing to score at all (e.g. no replayed file): phases are skipped
+    generation_error: str | None = None  # the model gave no usable answer: phases are blocked
+    generation: TMapping[str, Any] = field(default_factory=dict)  # route, method, tokens, cost, cache use
+    transcript: tuple[tuple[str, str, str], ...] = ()  # (stage, prompt, answer) per request
 
 
 class SpecSource(Protocol):

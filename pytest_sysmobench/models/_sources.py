@@ -2,12 +2,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Callable
 
-from ..generation import extract_spec
+from ..generation import extract_spec, rename_module
 from ..mapping import MappingError, identity_mapping, load_mapping
 from ..tasks import Task, TaskError
 from ..tla.cfg import default_config
-from ._base import Candidate, UnknownModel
+from ._base import Candidate, SpecSource, UnknownModel
 
 MAX_SPEC_BYTES = 2_000_000
 
@@ -27,23 +28,30 @@ def _with_spec(base: Candidate, task: Task, text: str, cfg: str | None, mapping_
     """Extract the module, fall back to the task's default cfg, and settle the mapping."""
     extraction = extract_spec(text)
     notes = list(extraction.notes)
-    if extraction.declared_module and extraction.declared_module != task.module:
-        notes.append(f"the module is named {extraction.declared_module!r}, the task requires {task.module!r}")
+    tla = extraction.tla
+    if tla is not None and extraction.declared_module and extraction.declared_module != task.module:
+        if task.fix_module_name:
+            tla = rename_module(tla, extraction.declared_module, task.module)
+            notes.append(f"the module was named {extraction.declared_module!r}; renamed to {task.module!r} "
+                         "(task allows it)")
+        else:
+            notes.append(f"the module is named {extraction.declared_module!r}, the task requires {task.module!r}; "
+                         "not renamed (the task does not allow it)")
     cfg = cfg if cfg is not None else extraction.cfg
     generated = cfg is None
     if generated:
         cfg = default_config(task.default_constants)
         notes.append("no cfg given: the task's default cfg was used")
-    candidate = replace(base, tla=extraction.tla, cfg=cfg, cfg_generated=generated, notes=tuple(notes),
+    candidate = replace(base, tla=tla, cfg=cfg, cfg_generated=generated, notes=tuple(notes),
                         problem=extraction.problem)
-    if extraction.tla is None:
+    if tla is None:
         return candidate
     if mapping_file is not None:
         try:
             return replace(candidate, mapping=load_mapping(mapping_file, task))
         except MappingError as exc:
             return replace(candidate, mapping_problem=f"invalid mapping: {exc}")
-    check = identity_mapping(task, extraction.tla)
+    check = identity_mapping(task, tla)
     if check.mapping is None:
         return replace(
             candidate,
@@ -107,7 +115,9 @@ class ReplaySource:
         return _with_spec(base, task, text, cfg, mapping if mapping.is_file() else None)
 
 
-def resolve_source(entry: str, rootdir: Path) -> ReferenceSource | ReplaySource | MutantSource:
+def resolve_source(entry: str, rootdir: Path,
+                   generated: Callable[[str], SpecSource] | None = None) -> SpecSource:
+    """A --sysmobench-models entry: a built-in source, or else a model to ask through litellm."""
     entry = entry.strip()
     if entry == "reference":
         return ReferenceSource()
@@ -119,6 +129,9 @@ def resolve_source(entry: str, rootdir: Path) -> ReferenceSource | ReplaySource 
         if not directory.is_dir():
             raise UnknownModel(f"--sysmobench-models {entry}: {directory} is not a directory")
         return ReplaySource(directory.resolve())
+    if generated is not None and entry and ":" not in entry.split("/", 1)[0]:
+        return generated(entry)
     raise UnknownModel(
-        f"--sysmobench-models: unknown model {entry!r} (known: 'reference', 'replay:DIR', 'mutant:NAME'; API models come with litellm support)"
+        f"--sysmobench-models: unknown model {entry!r} (known: 'reference', 'replay:DIR', 'mutant:NAME', "
+        "or a litellm model id / a name from the model configuration)"
     )

@@ -2,11 +2,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..models import Candidate
 from ..tasks import Task
 from ..tla.cfg import Config
 from ..tla.toolchain import Toolchain
+
+if TYPE_CHECKING:
+    from ..evaluator import Evaluator
 
 
 @dataclass(frozen=True)
@@ -18,6 +22,7 @@ class CellContext:
     toolchain: Toolchain
     run_dir: Path
     traces_dir: Path
+    evaluator: Evaluator | None = None
 
     @property
     def module(self) -> str:

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping as TMapping, Sequence
 
+from ..evaluator import EvaluatorError
 from ..mapping import Mapping, tla_literal
 from ..scoring import PhaseResult, Status
 from ..tla import modules
@@ -210,9 +211,15 @@ def _prepare(ctx: CellContext) -> tuple[Corpus | None, _Vocabulary | None, Phase
         return None, None, PhaseResult("conformance", Status.ERROR, None, f"corrupt trace: {corpus.errors[0]}",
                                        {"trace_errors": list(corpus.errors)})
     mapping = ctx.candidate.mapping
+    if mapping is None and ctx.evaluator is not None and ctx.candidate.tla is not None:
+        try:
+            mapping, _use = ctx.evaluator.mapping(ctx.task, ctx.candidate.tla)
+        except EvaluatorError as exc:
+            return None, None, PhaseResult("conformance", Status.ERROR, None, str(exc))
     if mapping is None:
         reason = ctx.candidate.mapping_problem or "not evaluable: no mapping to the canonical vocabulary"
-        return None, None, PhaseResult("conformance", Status.NOT_EVALUABLE, 0.0, reason)
+        return None, None, PhaseResult("conformance", Status.NOT_EVALUABLE, 0.0,
+                                       f"{reason}; no evaluator model (--sysmobench-evaluator) to propose one")
     _, spec_variables = modules.declared(ctx.candidate.tla or "")
     vocab = _Vocabulary(mapping, tuple(spec_variables))
     unmapped = _unmapped(vocab)
@@ -230,7 +237,7 @@ def check_conformance(ctx: CellContext) -> PhaseResult:
     if early is not None:
         return early
     assert corpus is not None and vocab is not None
-    config = _constants_config(ctx, vocab.mapping, corpus.traces[0].constants)
+    config = _constants_config(ctx, vocab.mapping, corpus.constants)
     windows: dict[str, list[Window]] = {}
     for trace in corpus.traces:
         for window in trace.windows():

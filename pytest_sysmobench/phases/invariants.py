@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..evaluator import EvaluatorError, Translation
 from ..mapping import Mapping
 from ..scoring import PhaseResult, Status
 from ..tasks import InvariantTemplate, Task
@@ -75,16 +76,26 @@ def _trace_preview(result: TlcResult) -> list[str]:
     return lines
 
 
+def translated_module(task: Task, definitions: list[tuple[str, str]]) -> str:
+    """The check module for templates an evaluator restated over the spec's own names."""
+    lines = [f"{PREFIX}{name} ==\n    {expr}" for name, expr in definitions]
+    return modules.module(check_module_name(task), "\n".join(lines) or "Sysmo_None == TRUE",
+                          (task.module, "Naturals", "Integers", "Sequences", "FiniteSets", "TLC"))
+
+
 class _Checker:
-    def __init__(self, ctx: CellContext, mapping: Mapping, config: Config) -> None:
+    def __init__(self, ctx: CellContext, check_files: dict[str, str], config: Config) -> None:
         self.ctx = ctx
         self.task = ctx.task
-        self.files = {
-            **ctx.spec_files(),
-            f"{canon_module_name(self.task)}.tla": canon_module(self.task),
-            f"{check_module_name(self.task)}.tla": check_module(self.task, mapping),
-        }
+        self.files = {**ctx.spec_files(), **check_files}
         self.config = config
+
+    @classmethod
+    def mapped(cls, ctx: CellContext, mapping: Mapping, config: Config) -> _Checker:
+        return cls(ctx, {
+            f"{canon_module_name(ctx.task)}.tla": canon_module(ctx.task),
+            f"{check_module_name(ctx.task)}.tla": check_module(ctx.task, mapping),
+        }, config)
 
     def run(self, job: str, keyword: str, names: list[str]) -> TlcResult:
         module = check_module_name(self.task)
@@ -158,16 +169,63 @@ def _order(task: Task, outcomes: list[TemplateOutcome]) -> list[TemplateOutcome]
     return sorted(outcomes, key=lambda o: position[o.name])
 
 
+def _sany_screen(ctx: CellContext, translations: list[Translation]) -> list[Translation]:
+    """Each translation must resolve under SANY on its own, against the spec."""
+    checked = []
+    for item in translations:
+        if item.definition is None:
+            checked.append(item)
+            continue
+        module = f"{ctx.module}_SysmoInv_{item.name}"
+        text = modules.module(module, f"{PREFIX}{item.name} ==\n    {item.definition}",
+                              (ctx.module, "Naturals", "Integers", "Sequences", "FiniteSets", "TLC"))
+        run = ctx.toolchain.sany(ctx.job_dir("invariants", "translations"), {**ctx.spec_files(), f"{module}.tla": text}, module)
+        if run.result.ok:
+            checked.append(item)
+        else:
+            checked.append(Translation(item.name, item.kind, None,
+                                       f"the translation does not parse: {run.result.first_error_summary()}"))
+    return checked
+
+
+def _translated(ctx: CellContext, config: Config) -> tuple[_Checker, list[TemplateOutcome], dict[str, Any]] | PhaseResult:
+    """Templates restated by the evaluator model, screened and SANY-checked before TLC sees them."""
+    assert ctx.evaluator is not None and ctx.candidate.tla is not None
+    try:
+        translations, use = ctx.evaluator.invariants(ctx.task, ctx.candidate.tla)
+    except EvaluatorError as exc:
+        return PhaseResult("invariants", Status.ERROR, None, str(exc))
+    translations = _sany_screen(ctx, translations)
+    usable = [(t.name, t.definition) for t in translations if t.definition is not None]
+    rejected = [TemplateOutcome(t.name, t.kind, "failed", f"{t.name}: no valid translation ({t.problem})")
+                for t in translations if t.definition is None]
+    info = {"evaluator": ctx.evaluator.name, "evaluator_use": use.as_dict(),
+            "translations": {t.name: t.definition or f"rejected: {t.problem}" for t in translations}}
+    checker = _Checker(ctx, {f"{check_module_name(ctx.task)}.tla": translated_module(ctx.task, usable)}, config)
+    return checker, rejected, info
+
+
 def check_invariants(ctx: CellContext) -> PhaseResult:
     candidate = ctx.candidate
-    if candidate.mapping is None:
-        reason = candidate.mapping_problem or "not evaluable: no mapping to the canonical vocabulary"
-        return PhaseResult("invariants", Status.NOT_EVALUABLE, 0.0, reason)
     config, removed = ctx.config().without(UNSUPPORTED_IN_215)
     config, stripped = config.strip_assertions()
-    checker = _Checker(ctx, candidate.mapping, config)
+    outcomes: list[TemplateOutcome] = []
     templates = list(ctx.task.templates)
-    outcomes = _safety(checker, [t for t in templates if t.kind == "safety"])
+    if candidate.mapping is not None:
+        checker = _Checker.mapped(ctx, candidate.mapping, config)
+        info: dict[str, Any] = {"mapping": candidate.mapping.describe()}
+    elif ctx.evaluator is not None:
+        prepared = _translated(ctx, config)
+        if isinstance(prepared, PhaseResult):
+            return prepared
+        checker, outcomes, info = prepared
+        done = {o.name for o in outcomes}
+        templates = [t for t in templates if t.name not in done]
+    else:
+        reason = candidate.mapping_problem or "not evaluable: no mapping to the canonical vocabulary"
+        return PhaseResult("invariants", Status.NOT_EVALUABLE, 0.0,
+                           f"{reason}; no evaluator model (--sysmobench-evaluator) to translate the templates")
+    outcomes += _safety(checker, [t for t in templates if t.kind == "safety"])
     outcomes += _liveness(checker, [t for t in templates if t.kind == "liveness"])
     outcomes = _order(ctx.task, outcomes)
     passed = sum(1 for o in outcomes if o.status == "passed")
@@ -176,7 +234,7 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
     score = passed / len(outcomes) if outcomes else 0.0
     details: dict[str, Any] = {
         "templates": [o.as_dict() for o in outcomes],
-        "mapping": candidate.mapping.describe(),
+        **info,
         "cfg_removed": removed + stripped,
         "passed": passed,
         "total": len(outcomes),

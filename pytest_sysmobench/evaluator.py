@@ -1,0 +1,205 @@
+"""An evaluator model: relates a spec that does not speak the canonical vocabulary to the task.
+
+P3 needs a mapping from the task's canonical state to the spec's variables; P4 needs the
+task's invariant templates restated over the spec's own names.  When a spec declares the
+canonical names (identity mapping) or a mapping file comes with it, neither is needed; when
+not, an evaluator model is asked, its answer is cached by content hash (the prompt holds the
+whole spec, so the cache is per spec and evaluator), and nothing it says is trusted unchecked:
+mappings are validated against the vocabulary, every invariant is parsed, screened (safety
+ones may not prime a variable or use temporal operators; liveness ones must be temporal) and
+SANY-checked on its own against the spec.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .llm import Client, GenerationError
+from .mapping import Mapping, MappingError, mapping_from_data
+from .models._generated import AnswerStore
+from .tasks import InvariantTemplate, Task, TaskError
+from .tla import modules
+
+MAPPING_STAGE = "evaluator-mapping"
+INVARIANT_STAGE = "evaluator-invariants"
+_FENCE = re.compile(r"^\s*```[A-Za-z]*\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
+_DEFINITION = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*==\s*(.+)$", re.DOTALL)
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_TEMPORAL = re.compile(r"\[\]|<>|~>|\bENABLED\b|\bWF_|\bSF_|\\EE|\\AA")
+_PRIME = re.compile(r"[A-Za-z0-9_)\]}]\s*'")
+_CASE_ARM = re.compile(r"([A-Za-z0-9_)\]}\"]\s*)\[\]\s*(?=OTHER\b|[^\n]*?->)")
+
+
+class EvaluatorError(RuntimeError):
+    """The evaluator model could not be asked, or its answer has nothing usable in it."""
+
+
+def _json_answer(text: str) -> Any:
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1)
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError:
+        start, end = body.find("{"), body.rfind("}")
+        if start >= 0 and end > start:
+            try:
+                return json.loads(body[start : end + 1])
+            except json.JSONDecodeError:
+                pass
+    return None
+
+
+@dataclass(frozen=True)
+class Translation:
+    """One template restated over the spec's names, or why there is no usable one."""
+
+    name: str
+    kind: str
+    definition: str | None
+    problem: str | None = None
+
+
+@dataclass
+class EvaluatorUse:
+    requests: int = 0
+    cached: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "extras"} | self.extras
+
+
+def screen(template: InvariantTemplate, expression: str) -> str | None:
+    """Why a translated expression is not acceptable for its template's kind, or None."""
+    bare = _STRING.sub('""', modules.strip_comments(expression))
+    if "CASE" in bare:
+        bare = _CASE_ARM.sub(lambda m: m.group(1) + " ", bare)  # CASE separates its arms with [], which is not "always"
+    temporal = bool(_TEMPORAL.search(bare))
+    if template.kind == "safety":
+        if _PRIME.search(bare):
+            return "a safety invariant may not prime a variable"
+        if temporal:
+            return "a safety invariant may not use temporal operators"
+    elif not re.search(r"<>|~>", bare):
+        return "a liveness property must use <> or ~>"
+    return None
+
+
+def _templates_text(task: Task) -> str:
+    parts = []
+    for t in task.templates:
+        parts.append(f"### {t.name} ({t.kind.upper()})\n{t.meaning.strip()}\nTLA+ over the canonical vocabulary:\n{t.tla.strip()}")
+    return "\n\n".join(parts)
+
+
+def mapping_prompt(task: Task, spec: str) -> str:
+    return f"""You relate a TLA+ specification to the canonical vocabulary in which an evaluator speaks.
+
+## Canonical vocabulary
+
+{task.vocabulary.render()}
+
+## Specification
+
+```tla
+{spec.strip()}
+```
+
+Answer with one JSON object and nothing else:
+{{"constants": {{"<canonical constant>": "<spec constant or TLA+ expression>"}},
+ "variables": {{"<canonical variable>": {{"var": "<spec variable>", "shape": "scalar" or "function",
+                "values": {{"<canonical value as TLA+>": "<spec value as TLA+>"}}}}
+                or {{"expr": "<TLA+ expression over spec variables>"}}}},
+ "actions": {{"<canonical action>": "<spec action operator with the same parameters>"}},
+ "auxiliary": {{"<spec variable with no canonical counterpart>": "<TLA+ set of its possible values>"}}}}
+Give every canonical variable and every canonical action. Use "var" when one spec variable holds
+the canonical variable (with "values" if the spec encodes values differently); use "expr" only
+when the canonical value must be computed.
+"""
+
+
+def invariants_prompt(task: Task, spec: str) -> str:
+    names = ", ".join(t.name for t in task.templates)
+    return f"""You restate properties of a system over the names of one TLA+ specification of it.
+
+## Specification
+
+```tla
+{spec.strip()}
+```
+
+## Properties (written over a canonical vocabulary the specification may not use)
+
+{_templates_text(task)}
+
+## Canonical vocabulary
+
+{task.vocabulary.render()}
+
+Rewrite each property over the specification's own constants, variables and definitions, keeping
+its exact name ({names}). SAFETY properties must be state predicates: no primed variables, no
+temporal operators, no actions. LIVENESS properties must use <> or ~>. Answer with one JSON object
+and nothing else: {{"invariants": ["Name == <TLA+ expression>", ...]}}.
+"""
+
+
+class Evaluator:
+    """Asks one model, through the shared answer store, for mappings and invariant translations."""
+
+    def __init__(self, name: str, client: Client, store: AnswerStore) -> None:
+        self.name = name
+        self.client = client
+        self.store = store
+
+    def _ask(self, prompt: str, stage: str, use: EvaluatorUse) -> Any:
+        try:
+            answer, cached = self.store.answer(self.client, prompt, 0, stage, json_mode=True)
+        except GenerationError as exc:
+            raise EvaluatorError(f"evaluator {self.name} failed: {exc}") from exc
+        use.requests += 0 if cached else 1
+        use.cached += 1 if cached else 0
+        use.prompt_tokens += answer.prompt_tokens
+        use.completion_tokens += answer.completion_tokens
+        use.cost_usd += answer.cost_usd or 0.0
+        data = _json_answer(answer.text)
+        if data is None:
+            raise EvaluatorError(f"evaluator {self.name} answered no JSON object: {answer.text.strip()[:200]!r}")
+        return data
+
+    def mapping(self, task: Task, spec: str) -> tuple[Mapping, EvaluatorUse]:
+        use = EvaluatorUse()
+        data = self._ask(mapping_prompt(task, spec), MAPPING_STAGE, use)
+        try:
+            mapping = mapping_from_data(data, task, f"mapping from evaluator {self.name}")
+        except (MappingError, TaskError) as exc:
+            raise EvaluatorError(f"the evaluator's mapping is unusable: {exc}") from exc
+        return mapping, use
+
+    def invariants(self, task: Task, spec: str) -> tuple[list[Translation], EvaluatorUse]:
+        use = EvaluatorUse()
+        data = self._ask(invariants_prompt(task, spec), INVARIANT_STAGE, use)
+        items = data.get("invariants") if isinstance(data, dict) else None
+        if not isinstance(items, list):
+            raise EvaluatorError(f"evaluator {self.name} answered no 'invariants' list")
+        found: dict[str, str] = {}
+        for item in items:
+            match = _DEFINITION.match(str(item))
+            if match:
+                found.setdefault(match.group(1).lower(), match.group(2).strip())
+        translations = []
+        for template in task.templates:
+            expression = found.get(template.name.lower())
+            if expression is None:
+                translations.append(Translation(template.name, template.kind, None, "no translation given"))
+                continue
+            problem = screen(template, expression)
+            translations.append(Translation(template.name, template.kind, None if problem else expression, problem))
+        return translations, use

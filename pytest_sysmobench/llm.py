@@ -1,0 +1,306 @@
+"""Calling models through litellm: configuration, bounded retries, shared cool-down, cost.
+
+Answers cost money, so every decision here leans towards asking once: litellm's own
+retries are switched off (they would multiply behind our back), transient failures are
+retried a bounded number of times with backoff, and a rate-limit answer sets a cool-down
+file that every pytest-xdist worker honours before its next request to the same route, so
+N workers do not hammer a provider that just said "slow down".
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from .cache import atomic_write_text
+
+# litellm must never fetch its model price map from the network: set before its import.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+CONFIG_FILE = "sysmobench-models.yaml"
+CONFIG_ENV = "SYSMOBENCH_MODEL_CONFIG"
+_GENERATION_KEYS = ("temperature", "max_tokens", "top_p", "seed", "reasoning_effort")
+
+
+class ModelConfigError(ValueError):
+    """The model configuration file is malformed."""
+
+
+class GenerationError(RuntimeError):
+    """No usable answer after the allowed attempts; the cell records it and the session goes on."""
+
+    def __init__(self, message: str, attempts: int = 0, transient: bool = False) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.transient = transient
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """One model as the benchmark calls it; names not in the config file are plain litellm ids."""
+
+    name: str
+    route: str
+    temperature: float | None = None
+    max_tokens: int | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    reasoning_effort: str | None = None
+    timeout_s: float = 600.0
+    api_base: str | None = None
+    api_key_env: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    attempts: int = 3
+    backoff_s: float = 10.0
+    max_backoff_s: float = 120.0
+    input_cost_per_token: float | None = None
+    output_cost_per_token: float | None = None
+
+    def generation_parameters(self) -> dict[str, Any]:
+        """What decides the answer (and so the cache key): never keys, bases or timeouts."""
+        chosen = {k: getattr(self, k) for k in _GENERATION_KEYS if getattr(self, k) is not None}
+        return {**chosen, **dict(self.params)}
+
+    def request_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"model": self.route, "timeout": self.timeout_s, **self.generation_parameters()}
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self.api_key_env:
+            key = os.environ.get(self.api_key_env)
+            if not key:
+                raise GenerationError(f"model {self.name}: environment variable {self.api_key_env} is not set")
+            kwargs["api_key"] = key
+        return kwargs
+
+
+_FIELDS = {
+    "route": str, "temperature": float, "max_tokens": int, "top_p": float, "seed": int,
+    "reasoning_effort": str, "timeout_s": float, "api_base": str, "api_key_env": str, "attempts": int,
+    "backoff_s": float, "max_backoff_s": float, "input_cost_per_token": float, "output_cost_per_token": float,
+}
+_ALIASES = {"timeout": "timeout_s", "url": "api_base", "base_url": "api_base", "model_name": "route",
+            "litellm_params": "params"}
+
+
+def _entry(name: str, raw: Any, where: str) -> ModelConfig:
+    if not isinstance(raw, Mapping):
+        raise ModelConfigError(f"{where}: expected a mapping of settings")
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        key = _ALIASES.get(str(key), str(key))
+        if key == "params":
+            if not isinstance(value, Mapping):
+                raise ModelConfigError(f"{where}.params: expected a mapping of extra litellm parameters")
+            values["params"] = dict(value)
+            continue
+        kind = _FIELDS.get(key)
+        if kind is None:
+            raise ModelConfigError(f"{where}.{key}: unknown setting (known: {', '.join(sorted(_FIELDS))}, params)")
+        try:
+            values[key] = kind(value) if value is not None else None
+        except (TypeError, ValueError) as exc:
+            raise ModelConfigError(f"{where}.{key}: expected {kind.__name__}, got {value!r}") from exc
+    values.setdefault("route", name)
+    if values.get("attempts", 1) < 1:
+        raise ModelConfigError(f"{where}.attempts: must be at least 1")
+    return ModelConfig(name=name, **values)
+
+
+@dataclass(frozen=True)
+class ModelCatalog:
+    """The configured models and an optional default evaluator; unknown names pass through."""
+
+    models: Mapping[str, ModelConfig]
+    evaluator: str | None = None
+    source: Path | None = None
+
+    def get(self, name: str) -> ModelConfig:
+        return self.models.get(name) or ModelConfig(name=name, route=name)
+
+
+def load_catalog(path: Path | None) -> ModelCatalog:
+    if path is None or not path.is_file():
+        return ModelCatalog({}, None, None)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ModelConfigError(f"{path}: cannot read the model configuration: {exc}") from exc
+    if not isinstance(data, Mapping):
+        raise ModelConfigError(f"{path}: expected a mapping with 'models:'")
+    entries = data.get("models") or {}
+    if not isinstance(entries, Mapping):
+        raise ModelConfigError(f"{path}: 'models' must map model names to settings")
+    models = {str(n): _entry(str(n), raw or {}, f"{path}: models.{n}") for n, raw in entries.items()}
+    evaluator = data.get("evaluator")
+    return ModelCatalog(models, str(evaluator) if evaluator else None, path)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A model's reply with what it cost; cached as JSON before anything else looks at it."""
+
+    text: str
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    latency_s: float = 0.0
+    finish_reason: str | None = None
+    response_id: str | None = None
+    attempts: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Answer:
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+class CoolDown:
+    """A per-route 'not before' time stamp on disk, shared by all workers of a session."""
+
+    def __init__(self, directory: Path, route: str) -> None:
+        self.path = directory / (re.sub(r"[^A-Za-z0-9_.-]+", "_", route) + ".until")
+
+    def until(self) -> float:
+        try:
+            return float(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return 0.0
+
+    def wait(self, cap_s: float) -> None:
+        delay = min(self.until() - time.time(), cap_s)
+        if delay > 0:
+            time.sleep(delay)
+
+    def extend(self, seconds: float) -> None:
+        target = time.time() + seconds
+        if target > self.until():
+            atomic_write_text(self.path, f"{target:.3f}")
+
+
+def _status(exc: BaseException) -> int | None:
+    code = getattr(exc, "status_code", None)
+    return int(code) if isinstance(code, int) else None
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """litellm keeps the provider's headers in ``litellm_response_headers``, not on ``response``."""
+    headers = getattr(exc, "litellm_response_headers", None) or getattr(getattr(exc, "response", None), "headers", None) or {}
+    try:
+        value = headers.get("retry-after") or headers.get("Retry-After")
+        return float(value) if value is not None else None
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+_TRANSIENT_TEXT = re.compile(r"overloaded|rate.?limit|temporar|try again|timed? ?out|connection", re.IGNORECASE)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Worth another attempt: rate limits, overload, server errors, timeouts, dropped connections."""
+    import litellm
+
+    if isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError, litellm.NotFoundError,
+                        litellm.ContextWindowExceededError, litellm.ContentPolicyViolationError)):
+        return False
+    if isinstance(exc, (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError,
+                        litellm.InternalServerError, litellm.ServiceUnavailableError)):
+        return True
+    status = _status(exc)
+    if status is not None:
+        return status in (408, 409, 429, 500, 502, 503, 504, 529)
+    return bool(_TRANSIENT_TEXT.search(str(exc)))
+
+
+def _text(response: Any) -> str:
+    choice = response.choices[0]
+    content = getattr(choice.message, "content", None)
+    if isinstance(content, list):
+        content = "".join(str(part.get("text", "")) if isinstance(part, Mapping) else str(part) for part in content)
+    return content or ""
+
+
+def _cost(config: ModelConfig, response: Any, prompt_tokens: int, completion_tokens: int) -> float | None:
+    if config.input_cost_per_token is not None or config.output_cost_per_token is not None:
+        return (prompt_tokens * (config.input_cost_per_token or 0.0)
+                + completion_tokens * (config.output_cost_per_token or 0.0))
+    import litellm
+
+    try:
+        return float(litellm.completion_cost(completion_response=response))
+    except Exception:  # litellm raises plain Exceptions for models missing from its local price map
+        return None
+
+
+class Client:
+    """One model's calls: bounded attempts, exponential backoff with jitter, shared cool-down."""
+
+    def __init__(self, config: ModelConfig, cooldown_dir: Path, sleep: Any = time.sleep) -> None:
+        self.config = config
+        self.cooldown = CoolDown(cooldown_dir, config.route)
+        self.sleep = sleep
+
+    def _backoff(self, attempt: int, exc: BaseException) -> float:
+        hinted = _retry_after(exc)
+        base = self.config.backoff_s * (2 ** (attempt - 1))
+        delay = hinted if hinted is not None else base * (0.75 + 0.5 * random.random())
+        return min(delay, self.config.max_backoff_s)
+
+    def complete(self, prompt: str, *, json_mode: bool = False) -> Answer:
+        import litellm
+
+        litellm.suppress_debug_info = True
+        kwargs = self.config.request_kwargs()
+        kwargs.update(messages=[{"role": "user", "content": prompt}], num_retries=0, max_retries=0, drop_params=True)
+        if json_mode:
+            kwargs["response_format"] = {"type": "json_object"}
+        last: BaseException | None = None
+        for attempt in range(1, self.config.attempts + 1):
+            self.cooldown.wait(self.config.max_backoff_s)
+            started = time.monotonic()
+            try:
+                response = litellm.completion(**kwargs)
+                text = _text(response)
+            except Exception as exc:  # every provider failure becomes an attempt outcome
+                last = exc
+                if not is_transient(exc) or attempt == self.config.attempts:
+                    break
+                delay = self._backoff(attempt, exc)
+                if isinstance(exc, litellm.RateLimitError) or _status(exc) in (429, 529):
+                    self.cooldown.extend(delay)
+                self.sleep(delay)
+                continue
+            if not text.strip():
+                last = GenerationError("the model returned an empty answer")
+                if attempt == self.config.attempts:
+                    break
+                self.sleep(self._backoff(attempt, last))
+                continue
+            usage = getattr(response, "usage", None)
+            prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+            completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+            return Answer(
+                text=text,
+                model=str(getattr(response, "model", "") or self.config.route),
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                cost_usd=_cost(self.config, response, prompt_tokens, completion_tokens),
+                latency_s=round(time.monotonic() - started, 3),
+                finish_reason=getattr(response.choices[0], "finish_reason", None),
+                response_id=getattr(response, "id", None),
+                attempts=attempt,
+            )
+        assert last is not None
+        kind = type(last).__name__
+        message = str(last).strip().splitlines()[0][:300] if str(last).strip() else kind
+        raise GenerationError(f"{self.config.name}: {kind}: {message} (after {attempt} attempt(s))",
+                              attempts=attempt, transient=is_transient(last) if not isinstance(last, GenerationError) else True)

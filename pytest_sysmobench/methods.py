@@ -1,0 +1,103 @@
+"""The three ways a model is asked for a spec, each a sequence of prompts rendered from data.
+
+- ``direct``: the task's own prompt (source code and the task definition), one request.
+- ``translate``: source only, translated statement by statement, then assembled into a
+  module in a second request that sees the first answer.
+- ``traces``: no source at all; sampled traces of the real system and their format.
+
+Templates are Markdown files with ``{placeholder}`` fields.  A task may bring its own
+(``tasks/<task>/prompts/<template>.md``); otherwise the shared default in this package is
+used.  Only the known placeholders are replaced, so source code full of braces is safe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .generation import source_code
+from .tasks import Task
+
+METHODS = ("direct", "translate", "traces")
+DEFAULT_TEMPLATES = Path(__file__).parent / "prompts"
+MAX_TRACE_BYTES = 256 * 1024
+
+
+class MethodError(ValueError):
+    """An unknown method, or a method that cannot be used for a task (e.g. no traces)."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One request of a method: the template it renders and the answers it builds on."""
+
+    name: str
+    template: str
+
+
+_STAGES: dict[str, tuple[Stage, ...]] = {
+    "direct": (Stage("direct", ""),),
+    "translate": (Stage("statements", "translate-statements"), Stage("assemble", "translate-assemble")),
+    "traces": (Stage("traces", "traces"),),
+}
+
+
+def stages(method: str) -> tuple[Stage, ...]:
+    if method not in _STAGES:
+        raise MethodError(f"unknown generation method {method!r} (known: {', '.join(METHODS)})")
+    return _STAGES[method]
+
+
+def template_path(task: Task, stage: Stage) -> Path:
+    if not stage.template:
+        return task.prompt_file
+    own = task.directory / "prompts" / f"{stage.template}.md"
+    return own if own.is_file() else DEFAULT_TEMPLATES / f"{stage.template}.md"
+
+
+def sample_traces(task: Task, traces_dir: Path, limit: int = MAX_TRACE_BYTES) -> str:
+    """Whole lines of the task's traces, trace after trace, up to ``limit`` bytes."""
+    files = sorted((traces_dir / task.name).glob("*.ndjson"))
+    if not files:
+        raise MethodError(f"method 'traces' needs traces of task {task.name} in {traces_dir / task.name}")
+    out: list[str] = []
+    used = 0
+    for path in files:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        header = f"### {path.name}"
+        for line in [header, *lines]:
+            if used + len(line) + 1 > limit:
+                out.append(f"... (traces cut at {limit // 1024} KiB)")
+                return "\n".join(out)
+            out.append(line)
+            used += len(line) + 1
+    return "\n".join(out)
+
+
+def _constants_example(task: Task) -> str:
+    return ", ".join(f"{c.name} = {c.value}" for c in task.vocabulary.constants) or "none"
+
+
+def placeholders(task: Task, traces_dir: Path | None, earlier: dict[str, str]) -> dict[str, Callable[[], str]]:
+    """Values are computed only if the template asks for them (reading sources is not free)."""
+    return {
+        "module": lambda: task.module,
+        "title": lambda: task.title,
+        "description": lambda: task.description.strip(),
+        "source_code": lambda: source_code(task),
+        "vocabulary": lambda: task.vocabulary.render(),
+        "actions": lambda: ", ".join(task.target_actions or tuple(a.name for a in task.vocabulary.actions)),
+        "constants": lambda: _constants_example(task),
+        "traces": lambda: sample_traces(task, traces_dir or Path("data/traces")),
+        "translation": lambda: earlier.get("statements", ""),
+    }
+
+
+def render(task: Task, stage: Stage, traces_dir: Path | None = None, earlier: dict[str, str] | None = None) -> str:
+    text = template_path(task, stage).read_text(encoding="utf-8")
+    for name, value in placeholders(task, traces_dir, earlier or {}).items():
+        token = "{" + name + "}"
+        if token in text:
+            text = text.replace(token, value())
+    return text

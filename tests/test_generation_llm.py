@@ -1,0 +1,246 @@
+"""Generated specs end to end: pytest sessions ask a real OpenAI-compatible server on 127.0.0.1
+through litellm (the normal model configuration), and the server counts every request."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from llm_server import LocalModelServer, Reply
+
+from pytest_sysmobench import load_task
+from pytest_sysmobench.mapping import load_mapping
+
+ROOT = Path(__file__).resolve().parents[1]
+SPIN = ROOT / "tasks" / "spin"
+REFERENCE = (SPIN / "reference" / "Spin.tla").read_text()
+REFERENCE_CFG = (SPIN / "reference" / "Spin.cfg").read_text()
+GOOD = f"Here is the specification.\n\n```tla\n{REFERENCE}```\n\n```cfg\n{REFERENCE_CFG}```\nHope it helps!"
+BROKEN_SYNTAX = GOOD.replace("Init ==", "Init ==\n    /\\ (", 1)
+
+
+@pytest.fixture
+def bench(pytester: pytest.Pytester, model_server: LocalModelServer, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    shutil.copytree(SPIN, pytester.path / "tasks" / "spin")
+    shutil.copytree(ROOT / "data" / "traces" / "spin", pytester.path / "data" / "traces" / "spin")
+    (pytester.path / "benchmarks").mkdir()
+    shutil.copy(ROOT / "benchmarks" / "test_sysmobench.py", pytester.path / "benchmarks")
+    pytester.makeini("[pytest]\njunit_family = xunit1\n")
+    monkeypatch.setenv("SYSMO_LOCAL_KEY", "sk-local")
+    models = {name: {"route": f"openai/{name}", "api_base": model_server.base_url, "api_key_env": "SYSMO_LOCAL_KEY",
+                     "temperature": 0.0, "timeout": 20, "attempts": 3, "backoff_s": 0.01, "max_backoff_s": 0.05,
+                     "input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}
+              for name in ("tiny", "judge", "broken", "slow", "denied", "hollow")}
+    models["slow"]["timeout"] = 0.5
+    models["slow"]["attempts"] = 2
+    (pytester.path / "sysmobench-models.yaml").write_text(yaml.safe_dump({"models": models}))
+    return pytester
+
+
+def _board(path: Path) -> dict[str, Any]:
+    return json.loads((path / ".sysmobench" / "leaderboard.json").read_text())
+
+
+def _prompt(body: dict[str, Any]) -> str:
+    return str(body["messages"][-1]["content"])
+
+
+def _translations() -> list[str]:
+    """The spin templates restated over the reference's own names (what a good evaluator answers)."""
+    task = load_task(SPIN)
+    mapping = load_mapping(SPIN / "reference" / "mapping.yaml", task)
+    out = []
+    for template in task.templates:
+        body = template.tla.split("==", 1)[1]
+        for vm in mapping.variables:
+            expr = vm.spec_to_canonical()
+            body = re.sub(rf"(?<![A-Za-z0-9_\"]){vm.canonical}(?![A-Za-z0-9_\"])", lambda _: expr, body)
+        out.append(f"{template.name} == {body.strip()}")
+    return out
+
+
+def _evaluator(body: dict[str, Any]) -> Reply:
+    prompt = _prompt(body)
+    if "You relate a TLA+ specification" in prompt:
+        mapping = yaml.safe_load((SPIN / "reference" / "mapping.yaml").read_text())
+        return Reply.text("```json\n" + json.dumps(mapping) + "\n```")
+    assert "You restate properties" in prompt
+    return Reply.text(json.dumps({"invariants": _translations()}))
+
+
+def test_generated_spec_is_scored_in_all_phases_and_never_asked_again(bench: pytest.Pytester,
+                                                                      model_server: LocalModelServer) -> None:
+    model_server.respond(lambda body: GOOD if body["model"] == "tiny" else _evaluator(body))
+    args = ("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny", "--sysmobench-evaluator", "judge")
+    result = bench.runpytest_subprocess(*args)
+    result.assert_outcomes(passed=4)
+    assert model_server.count("tiny") == 1 and model_server.count("judge") == 2
+    judge = [b for b in model_server.iter_bodies("judge")]
+    assert all(b.get("response_format") == {"type": "json_object"} for b in judge)
+    (cell,) = _board(bench.path)["cells"]
+    assert cell["composite"] == 1.0
+    assert cell["generation"]["requests"] == 1 and cell["generation"]["prompt_tokens"] > 0
+    assert cell["generation"]["cost_usd"] == pytest.approx(
+        cell["generation"]["prompt_tokens"] * 1e-6 + cell["generation"]["completion_tokens"] * 2e-6)
+    board = _board(bench.path)
+    run_dir = bench.path / ".sysmobench" / "runs" / board["run_id"] / "spin" / "tiny" / "s0"
+    assert "fn try_lock" in (run_dir / "prompt-direct.md").read_text()
+    assert (run_dir / "answer-direct.md").read_text() == GOOD
+    details = json.loads((run_dir / "result.json").read_text())["phases"]["invariants"]["details"]
+    assert details["evaluator"] == "judge" and details["passed"] == details["total"]
+    result.stdout.fnmatch_lines(["model requests: 3 sent, 0 answered from the answer store*cost $*"])
+
+    again = bench.runpytest_subprocess(*args)
+    again.assert_outcomes(passed=4)
+    assert model_server.count() == 3  # nothing asked again: not the model, not the evaluator
+    again.stdout.fnmatch_lines(["model requests: 0 sent, 3 answered from the answer store*"])
+
+    refreshed = bench.runpytest_subprocess(*args, "-m", "p1", "--sysmobench-refresh")
+    refreshed.assert_outcomes(passed=1, deselected=3)
+    assert model_server.count("tiny") == 2
+
+
+def test_samples_give_pass_at_k_and_best_of_k(bench: pytest.Pytester, model_server: LocalModelServer) -> None:
+    model_server.enqueue("tiny", GOOD, "I am sorry, I cannot write TLA+.", BROKEN_SYNTAX)
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny",
+                                        "--sysmobench-samples", "3", "-m", "p1")
+    result.assert_outcomes(passed=1, failed=2, deselected=9)
+    assert model_server.count("tiny") == 3
+    board = _board(bench.path)
+    (group,) = board["tasks"]
+    assert group["samples"] == 3
+    assert group["pass_at_k"]["syntax"] == {"1": pytest.approx(1 / 3), "2": pytest.approx(2 / 3), "3": 1.0}
+    assert group["best_of_k"] == 0.15
+    reasons = {c["sample"]: c["phases"]["syntax"]["reason"] for c in board["cells"]}
+    assert "no TLA+ module" in reasons[1]
+    result.stdout.fnmatch_lines(["tiny: pass@3 syntax 1.00*best-of-3 composite 0.150"])
+
+
+def test_rate_limits_and_overload_are_retried_with_a_shared_cool_down(bench: pytest.Pytester,
+                                                                      model_server: LocalModelServer) -> None:
+    model_server.enqueue("tiny", Reply.status(429, retry_after=0.02), Reply.status(529), GOOD)
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny", "-m", "p1")
+    result.assert_outcomes(passed=1, deselected=3)
+    assert model_server.count("tiny") == 3
+    assert list((bench.path / ".sysmobench" / "answers" / "cooldown").glob("openai_tiny.until"))
+    (cell,) = _board(bench.path)["cells"]
+    assert cell["generation"]["requests"] == 1
+
+
+def test_failures_block_their_cell_and_the_session_goes_on(bench: pytest.Pytester, model_server: LocalModelServer) -> None:
+    def reply(body: dict[str, Any]) -> Reply | str:
+        return {
+            "tiny": GOOD,
+            "broken": Reply.status(500),
+            "slow": Reply.delay(3.0, Reply.text(GOOD)),
+            "denied": Reply.status(401, "invalid api key"),
+            "hollow": Reply.empty(),
+        }[body["model"]]
+
+    model_server.respond(reply)
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models",
+                                        "tiny,broken,slow,denied,hollow", "-m", "p1", "-rs")
+    result.assert_outcomes(passed=1, skipped=4, deselected=15)
+    assert model_server.count("broken") == 3  # bounded: attempts, then a recorded failure
+    assert model_server.count("slow") == 2
+    assert model_server.count("denied") == 1  # not transient: no retry
+    assert model_server.count("hollow") == 3
+    cells = {c["model"]: c for c in _board(bench.path)["cells"]}
+    reason = lambda m: cells[m]["phases"]["syntax"]["reason"]  # noqa: E731
+    assert cells["broken"]["phases"]["syntax"]["status"] == "blocked"
+    assert reason("broken").startswith("blocked: generation failed: broken: InternalServerError")
+    assert "Timeout" in reason("slow") and "after 2 attempt(s)" in reason("slow")
+    assert "AuthenticationError" in reason("denied") and "after 1 attempt(s)" in reason("denied")
+    assert "empty answer" in reason("hollow")
+    assert cells["tiny"]["phases"]["syntax"]["status"] == "passed"
+
+
+def test_the_answer_is_stored_before_scoring_can_fail(bench: pytest.Pytester, model_server: LocalModelServer) -> None:
+    model_server.respond(lambda body: GOOD)
+    first = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny",
+                                       "-m", "p1", "--sysmobench-jar", str(bench.path / "missing.jar"))
+    first.assert_outcomes(errors=1, deselected=3)
+    assert model_server.count("tiny") == 1
+    second = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny", "-m", "p1")
+    second.assert_outcomes(passed=1, deselected=3)
+    assert model_server.count("tiny") == 1
+
+
+def test_parallel_workers_ask_each_prompt_once(bench: pytest.Pytester, model_server: LocalModelServer) -> None:
+    model_server.respond(lambda body: GOOD)
+    args = ("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny", "--sysmobench-samples", "3",
+            "-m", "p1 or p2", "-n", "2")
+    result = bench.runpytest_subprocess(*args)
+    result.assert_outcomes(passed=6)
+    assert model_server.count("tiny") == 3
+    again = bench.runpytest_subprocess(*args)
+    again.assert_outcomes(passed=6)
+    assert model_server.count("tiny") == 3
+
+
+def test_translate_method_assembles_from_the_statement_translation(bench: pytest.Pytester,
+                                                                   model_server: LocalModelServer) -> None:
+    fragments = "## lock()\n- CAS loop: `lock' = TRUE` when `lock = FALSE` (FRAGMENT-MARK)"
+
+    def reply(body: dict[str, Any]) -> str:
+        prompt = _prompt(body)
+        if "statement by statement" in prompt and "Assemble" not in prompt:
+            assert "fn try_lock" in prompt
+            return fragments
+        assert "FRAGMENT-MARK" in prompt and "fn try_lock" not in prompt
+        return GOOD
+
+    model_server.respond(reply)
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny",
+                                        "--sysmobench-method", "translate", "-m", "p1")
+    result.assert_outcomes(passed=1, deselected=3)
+    assert model_server.count("tiny") == 2
+    (cell,) = _board(bench.path)["cells"]
+    assert cell["model"] == "tiny@translate" and cell["generation"]["method"] == "translate"
+
+
+def test_traces_method_sends_traces_and_no_source(bench: pytest.Pytester, model_server: LocalModelServer) -> None:
+    model_server.respond(lambda body: GOOD)
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny",
+                                        "--sysmobench-method", "traces", "-m", "p1")
+    result.assert_outcomes(passed=1, deselected=3)
+    (body,) = list(model_server.iter_bodies("tiny"))
+    assert '"action":"Acquire"' in _prompt(body) and "fn try_lock" not in _prompt(body)
+
+
+def test_no_evaluator_leaves_non_canonical_specs_not_evaluable(bench: pytest.Pytester,
+                                                              model_server: LocalModelServer) -> None:
+    model_server.respond(lambda body: GOOD)
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny",
+                                        "-m", "p3 or p4", "-rs")
+    result.assert_outcomes(skipped=2, deselected=2)
+    result.stdout.fnmatch_lines(["*not evaluable*no evaluator model*"])
+
+
+def test_a_bad_evaluator_answer_is_a_recorded_error(bench: pytest.Pytester, model_server: LocalModelServer) -> None:
+    def reply(body: dict[str, Any]) -> str:
+        if body["model"] == "tiny":
+            return GOOD
+        if "You relate" in _prompt(body):
+            return "no json here"
+        return json.dumps({"invariants": ["MutualExclusion == lock' = lock", "Nonsense == 1",
+                                          "LockConsistency == undefinedThing = 3"]})
+
+    model_server.respond(reply)
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny",
+                                        "--sysmobench-evaluator", "judge", "-m", "p3 or p4")
+    result.assert_outcomes(errors=1, failed=1, deselected=2)
+    board = _board(bench.path)
+    phases = board["cells"][0]["phases"]
+    assert phases["conformance"]["status"] == "error" and "no JSON" in phases["conformance"]["reason"]
+    assert phases["invariants"]["status"] == "failed" and phases["invariants"]["score"] == 0.0
+    run = bench.path / ".sysmobench" / "runs" / board["run_id"] / "spin" / "tiny" / "s0" / "result.json"
+    translations = json.loads(run.read_text())["phases"]["invariants"]["details"]["translations"]
+    assert "prime" in translations["MutualExclusion"]
+    assert "does not parse" in translations["LockConsistency"]
+    assert translations["NoDeadlock"] == "rejected: no translation given"
