@@ -118,9 +118,13 @@ def test_replay_without_a_spec_for_the_task_skips_and_unknown_models_error(bench
     result = bench.runpytest_subprocess("benchmarks", "--sysmobench-models", "replay:empty", "-p", "no:cacheprovider", "-rs")
     result.assert_outcomes(skipped=4)
     result.stdout.fnmatch_lines(["*no spec for task spin*"])
-    bad = bench.runpytest_subprocess("benchmarks", "--sysmobench-models", "gpt-9000", "-p", "no:cacheprovider")
+    bad = bench.runpytest_subprocess("benchmarks", "--sysmobench-models", "bogus:gpt", "-p", "no:cacheprovider")
     bad.assert_outcomes(errors=4)
-    bad.stdout.fnmatch_lines(["*unknown model 'gpt-9000'*"])
+    bad.stdout.fnmatch_lines(["*unknown model 'bogus:gpt'*"])
+    # Any other name is a litellm model; one litellm cannot route fails at once, with no request sent.
+    unroutable = bench.runpytest_subprocess("benchmarks", "--sysmobench-models", "gpt-9000", "-p", "no:cacheprovider", "-rs")
+    unroutable.assert_outcomes(skipped=4)
+    unroutable.stdout.fnmatch_lines(["*blocked: generation failed: gpt-9000: BadRequestError*LLM Provider NOT provided*"])
 
 
 def test_broken_task_file_is_reported_and_the_session_goes_on(bench: pytest.Pytester) -> None:
