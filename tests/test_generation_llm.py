@@ -35,7 +35,7 @@ def bench(pytester: pytest.Pytester, model_server: LocalModelServer, monkeypatch
     models = {name: {"route": f"openai/{name}", "api_base": model_server.base_url, "api_key_env": "SYSMO_LOCAL_KEY",
                      "temperature": 0.0, "timeout": 20, "attempts": 3, "backoff_s": 0.01, "max_backoff_s": 0.05,
                      "input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}
-              for name in ("tiny", "judge", "broken", "slow", "denied", "hollow")}
+              for name in ("tiny", "judge", "broken", "slow", "denied", "hollow", "garbled")}
     models["slow"]["timeout"] = 0.5
     models["slow"]["attempts"] = 2
     (pytester.path / "sysmobench-models.yaml").write_text(yaml.safe_dump({"models": models}))
@@ -140,16 +140,18 @@ def test_failures_block_their_cell_and_the_session_goes_on(bench: pytest.Pyteste
             "slow": Reply.delay(3.0, Reply.text(GOOD)),
             "denied": Reply.status(401, "invalid api key"),
             "hollow": Reply.empty(),
+            "garbled": Reply.malformed(b'{"choices": [ not json'),
         }[body["model"]]
 
     model_server.respond(reply)
     result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models",
-                                        "tiny,broken,slow,denied,hollow", "-m", "p1", "-rs")
-    result.assert_outcomes(passed=1, skipped=4, deselected=15)
+                                        "tiny,broken,slow,denied,hollow,garbled", "-m", "p1", "-rs")
+    result.assert_outcomes(passed=1, skipped=5, deselected=18)
     assert model_server.count("broken") == 3  # bounded: attempts, then a recorded failure
     assert model_server.count("slow") == 2
     assert model_server.count("denied") == 1  # not transient: no retry
     assert model_server.count("hollow") == 3
+    assert model_server.count("garbled") == 3
     cells = {c["model"]: c for c in _board(bench.path)["cells"]}
     reason = lambda m: cells[m]["phases"]["syntax"]["reason"]  # noqa: E731
     assert cells["broken"]["phases"]["syntax"]["status"] == "blocked"
@@ -157,6 +159,7 @@ def test_failures_block_their_cell_and_the_session_goes_on(bench: pytest.Pyteste
     assert "Timeout" in reason("slow") and "after 2 attempt(s)" in reason("slow")
     assert "AuthenticationError" in reason("denied") and "after 1 attempt(s)" in reason("denied")
     assert "empty answer" in reason("hollow")
+    assert cells["garbled"]["phases"]["syntax"]["status"] == "blocked"
     assert cells["tiny"]["phases"]["syntax"]["status"] == "passed"
 
 
