@@ -157,6 +157,9 @@ class RuntimeSettings:
 @dataclass(frozen=True)
 class InvariantSettings:
     budget_s: float = 60.0
+    # A state constraint over the canonical vocabulary that bounds P4's search for every spec
+    # alike (through the mapping); the task's, never the model's.
+    constraint: str = ""
 
 
 @dataclass(frozen=True)
@@ -428,7 +431,8 @@ def load_task(directory: Path) -> Task:
             depth=int(runtime.number("depth", 40)),
             budget_s=runtime.number("budget_s", 20.0),
         ),
-        invariants=InvariantSettings(budget_s=invariants.number("budget_s", 60.0)),
+        invariants=InvariantSettings(budget_s=invariants.number("budget_s", 60.0),
+                                     constraint=invariants.str("constraint", "").strip()),
         harness=_harness(directory, root.sub("harness")) if root.data.get("harness") else None,
         fix_module_name=root.flag("fix_module_name", False),
     )

@@ -70,3 +70,21 @@ def test_identity_mapping_needs_every_canonical_name() -> None:
     assert identity_mapping(TASK, reference).missing == ("locked", "request")
     canonical = reference.replace("callType", "request").replace("lock,", "locked,")
     assert identity_mapping(TASK, canonical).mapping is not None
+
+
+def test_a_task_constraint_bounds_p4_for_every_spec_through_the_mapping(scorer: Scorer, tmp_path: Path) -> None:
+    import dataclasses
+
+    bounded = dataclasses.replace(TASK, invariants=dataclasses.replace(
+        TASK.invariants, constraint='\\A t \\in Threads : pc[t] /= "spinning"'))
+    free = scorer.cell(TASK, ReferenceSource()).result("invariants")
+    tight = scorer.cell(bounded, ReferenceSource(), sample=1).result("invariants")
+    assert free.status is Status.PASSED and tight.status is Status.PASSED
+    states = lambda r: max(t["states"] or 0 for t in r.details["templates"])  # noqa: E731
+    assert states(tight) < states(free)
+    assert tight.details["task_constraint"].startswith("\\A t")
+    assert "SysmoTaskConstraint" in check_module(bounded, load_mapping(TASK.reference_mapping, TASK))
+    # A bug inside the bound is still caught; one that needs a state beyond it is not: the bound
+    # is the task's, stated in its task.yaml, and the same for every spec.
+    assert scorer.cell(bounded, MutantSource("unlock-keeps-request"), sample=2).result("invariants").status is Status.FAILED
+    assert scorer.cell(bounded, MutantSource("acquire-ignores-lock"), sample=3).result("invariants").status is Status.PASSED

@@ -23,6 +23,7 @@ from ..tla.messages import TlcResult, Verdict
 from ._context import CellContext
 
 PREFIX = "Sysmo_"
+CONSTRAINT = "SysmoTaskConstraint"
 HARD_LIMIT_MARGIN_S = 60.0
 TRACE_PREVIEW = 12
 
@@ -44,12 +45,16 @@ def canon_module(task: Task) -> str:
     if task.template_definitions.strip():
         lines.append(task.template_definitions.strip())
     lines += [t.tla for t in task.templates]
+    if task.invariants.constraint:
+        lines.append(f"{CONSTRAINT} ==\n    {task.invariants.constraint}")
     return modules.module(canon_module_name(task), "\n\n".join(lines), ("Naturals", "Integers", "Sequences", "FiniteSets", "TLC"))
 
 
 def check_module(task: Task, mapping: Mapping) -> str:
     lines = [f"SysmoCanon == INSTANCE {canon_module_name(task)} WITH\n    {mapping.substitutions()}"]
     lines += [f"{PREFIX}{t.name} == SysmoCanon!{t.name}" for t in task.templates]
+    if task.invariants.constraint:
+        lines.append(f"{PREFIX}{CONSTRAINT} == SysmoCanon!{CONSTRAINT}")
     return modules.module(check_module_name(task), "\n".join(lines), (task.module,))
 
 
@@ -92,6 +97,8 @@ class _Checker:
 
     @classmethod
     def mapped(cls, ctx: CellContext, mapping: Mapping, config: Config) -> _Checker:
+        if ctx.task.invariants.constraint:
+            config = config.with_section("CONSTRAINT", [PREFIX + CONSTRAINT])
         return cls(ctx, {
             f"{canon_module_name(ctx.task)}.tla": canon_module(ctx.task),
             f"{check_module_name(ctx.task)}.tla": check_module(ctx.task, mapping),
@@ -200,7 +207,9 @@ def _translated(ctx: CellContext, config: Config) -> tuple[_Checker, list[Templa
     rejected = [TemplateOutcome(t.name, t.kind, "failed", f"{t.name}: no valid translation ({t.problem})")
                 for t in translations if t.definition is None]
     info = {"evaluator": ctx.evaluator.name, "evaluator_use": use.as_dict(),
-            "translations": {t.name: t.definition or f"rejected: {t.problem}" for t in translations}}
+            "translations": {t.name: t.definition or f"rejected: {t.problem}" for t in translations},
+            "task_constraint": "not applied: it speaks the canonical vocabulary and the spec has no mapping"
+            if ctx.task.invariants.constraint else None}
     checker = _Checker(ctx, {f"{check_module_name(ctx.task)}.tla": translated_module(ctx.task, usable)}, config)
     return checker, rejected, info
 
@@ -213,7 +222,8 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
     templates = list(ctx.task.templates)
     if candidate.mapping is not None:
         checker = _Checker.mapped(ctx, candidate.mapping, config)
-        info: dict[str, Any] = {"mapping": candidate.mapping.describe()}
+        info: dict[str, Any] = {"mapping": candidate.mapping.describe(),
+                                "task_constraint": ctx.task.invariants.constraint or None}
     elif ctx.evaluator is not None:
         prepared = _translated(ctx, config)
         if isinstance(prepared, PhaseResult):
