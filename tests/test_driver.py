@@ -242,6 +242,29 @@ def test_thirty_sequential_jobs_keep_the_same_verdict(driver_runner: ToolRunner,
     assert threads[-1] <= threads[4] + 3, threads  # no per-job thread leak
 
 
+def _thread_names(pid: int) -> list[str]:
+    """Native thread names (Linux truncates them to 15 characters)."""
+    names = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            names.append(Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip())
+        except OSError:
+            continue  # the thread ended while we looked
+    return names
+
+
+def test_budgeted_jobs_leave_no_stop_timer_behind(driver_runner: ToolRunner, tmp_path: Path) -> None:
+    """TLC never cancels its stop-after timer; left alive it pins the finished job's heap for the
+    rest of the budget, and a burst of budgeted jobs (P3's per-action runs) made later ones crawl."""
+    spec = write(tmp_path, "Counter", COUNTER, cfg=CFG_INV)
+    for _ in range(5):
+        run = bfs(driver_runner, spec, "Counter", "-deadlock", stop_after_s=600)
+        assert run.exit_code == 12
+    pid = driver_runner.driver_pid
+    assert pid is not None
+    assert not [n for n in _thread_names(pid) if n.startswith("TLCStopAfter")], _thread_names(pid)
+
+
 def _socket_inodes(pid: int) -> set[str]:
     inodes = set()
     for fd in os.listdir(f"/proc/{pid}/fd"):

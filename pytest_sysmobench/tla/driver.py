@@ -34,8 +34,10 @@ from urllib.parse import quote
 JAVA_SOURCES_DIR = Path(__file__).parent / "java"
 DRIVER_CLASS = "SysmoDriver"
 #: Flags measured in the toolchain reference: SerialGC + C1 start fastest; the soft-ref policy
-#: lets per-job class loaders be collected; VM chatter goes to stderr, never to the control stream.
+#: lets per-job class loaders be collected; VM chatter goes to stderr, never to the control stream;
+#: java.util is opened so the driver can cancel the stop-after timers TLC leaves behind.
 JVM_FLAGS: tuple[str, ...] = (
+    "--add-opens=java.base/java.util=ALL-UNNAMED",
     "-XX:+UseSerialGC",
     "-XX:TieredStopAtLevel=1",
     "-XX:SoftRefLRUPolicyMSPerMB=0",

@@ -6,6 +6,7 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.net.InetAddress;
@@ -42,6 +43,7 @@ import util.ToolIO;
  */
 public final class SysmoDriver {
     private static final String STOP_AFTER = "tlc2.TLC.stopAfter";
+    private static final String STOP_AFTER_TIMER = "TLCStopAfterTimer";
     private static final long JOB_STACK_BYTES = 256L * 1024 * 1024;
 
     private final URL[] tlcClassPath;
@@ -199,8 +201,44 @@ public final class SysmoDriver {
             return 255;
         } finally {
             System.clearProperty(STOP_AFTER);
+            cancelStopAfterTimers();
             Thread.currentThread().setContextClassLoader(null);
             loader.close();
+        }
+    }
+
+    /**
+     * TLC schedules its stop-after budget on a java.util.Timer that it never cancels. The timer's thread
+     * outlives the job by the rest of the budget and its pending task pins the job's class loader, with
+     * every parse tree and state of that run: a burst of budgeted jobs (P3 runs one per action) filled
+     * the heap and slowed later jobs tenfold in full GCs. Jobs run one at a time, so any such timer
+     * still alive belongs to a finished job; cancel it the way Timer.cancel() does.
+     */
+    private void cancelStopAfterTimers() {
+        for (Thread thread : Thread.getAllStackTraces().keySet()) {
+            if (!STOP_AFTER_TIMER.equals(thread.getName()) || !thread.getClass().getName().equals("java.util.TimerThread")) {
+                continue;
+            }
+            try {
+                cancelTimerThread(thread);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                idle.println("cannot cancel TLC's stop-after timer (it ends with its budget): " + e);
+            }
+        }
+    }
+
+    private static void cancelTimerThread(Thread thread) throws ReflectiveOperationException {
+        Field queueField = thread.getClass().getDeclaredField("queue");
+        Field moreTasks = thread.getClass().getDeclaredField("newTasksMayBeScheduled");
+        queueField.setAccessible(true);
+        moreTasks.setAccessible(true);
+        Object queue = queueField.get(thread);
+        Method clear = queue.getClass().getDeclaredMethod("clear");
+        clear.setAccessible(true);
+        synchronized (queue) {
+            moreTasks.setBoolean(thread, false);
+            clear.invoke(queue);
+            queue.notify();
         }
     }
 
