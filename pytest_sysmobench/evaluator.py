@@ -71,6 +71,8 @@ class EvaluatorUse:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    #: False once an answer came from a model without a known price (its cost is then a lower bound).
+    cost_complete: bool = True
     extras: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -169,6 +171,7 @@ class Evaluator:
         use.prompt_tokens += answer.prompt_tokens
         use.completion_tokens += answer.completion_tokens
         use.cost_usd += answer.cost_usd or 0.0
+        use.cost_complete = use.cost_complete and answer.cost_usd is not None
         data = _json_answer(answer.text)
         if data is None:
             raise EvaluatorError(f"evaluator {self.name} answered no JSON object: {answer.text.strip()[:200]!r}")

@@ -292,14 +292,7 @@ class LeaderboardReporter:
         )
         board = self.board()
         if board.get("usage") or tools.get("model_requests"):
-            usage = board.get("usage") or {}
-            cost = usage.get("cost_usd")
-            terminalreporter.write_line(
-                f"model requests: {tools.get('model_requests', 0)} sent, {tools.get('answers_cached', 0)} answered from "
-                f"the answer store (generation and evaluator); generation used {usage.get('prompt_tokens', 0)} prompt + "
-                f"{usage.get('completion_tokens', 0)} completion tokens, cost {'unknown' if cost is None else f'${cost:.4f}'}"
-                + ("" if usage.get("cost_complete", True) else " (some models have no price)")
-            )
+            terminalreporter.write_line(report.usage_line(board.get("usage") or {}, tools))
         for model in board["models"]:
             if model.get("pass_at_k") and len(model["pass_at_k"]["syntax"]) > 1:
                 k = str(len(model["pass_at_k"]["syntax"]))

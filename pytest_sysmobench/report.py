@@ -33,6 +33,9 @@ def _cells(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         }
         if record.get("generation") and "generation" not in cell:
             cell["generation"] = _usage_of(record["generation"])
+        evaluator_use = (record.get("details") or {}).get("evaluator_use")
+        if evaluator_use:
+            cell["evaluator"] = _added(cell.get("evaluator"), evaluator_use)
     cells = []
     for key in sorted(grouped):
         cell = grouped[key]
@@ -48,6 +51,15 @@ def _cells(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def _usage_of(generation: Mapping[str, Any]) -> dict[str, Any]:
     keys = ("route", "method", "prompt_tokens", "completion_tokens", "cost_usd", "requests", "cached")
     return {k: generation.get(k) for k in keys if k in generation}
+
+
+def _added(total: Mapping[str, Any] | None, use: Mapping[str, Any]) -> dict[str, Any]:
+    """An evaluator's use summed over the phases of one cell (P3 asks for a mapping, P4 for translations)."""
+    keys = ("requests", "cached", "prompt_tokens", "completion_tokens")
+    summed = {k: int((total or {}).get(k) or 0) + int(use.get(k) or 0) for k in keys}
+    summed["cost_usd"] = round(float((total or {}).get("cost_usd") or 0.0) + float(use.get("cost_usd") or 0.0), 8)
+    summed["cost_complete"] = bool((total or {}).get("cost_complete", True)) and bool(use.get("cost_complete", True))
+    return summed
 
 
 def _samples(cells: list[dict[str, Any]]) -> dict[str, Any]:
@@ -66,15 +78,24 @@ def _groups(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _spend(cells: list[dict[str, Any]]) -> dict[str, Any]:
+    """Generation use at the top level (schema 2), the evaluator's beside it, and both in total_cost_usd."""
     used = [c["generation"] for c in cells if c.get("generation")]
     costs = [u.get("cost_usd") for u in used]
-    return {
+    spend: dict[str, Any] = {
         "prompt_tokens": sum(int(u.get("prompt_tokens") or 0) for u in used),
         "completion_tokens": sum(int(u.get("completion_tokens") or 0) for u in used),
         "cost_usd": round(sum(float(x) for x in costs if x is not None), 8) if used else None,
         "cost_complete": all(x is not None for x in costs),
         "requests": sum(int(u.get("requests") or 0) for u in used),
     }
+    judged = [c["evaluator"] for c in cells if c.get("evaluator")]
+    if judged:
+        evaluator: dict[str, Any] = {}
+        for use in judged:
+            evaluator = _added(evaluator, use)
+        spend["evaluator"] = evaluator
+    spend["total_cost_usd"] = round((spend["cost_usd"] or 0.0) + (spend.get("evaluator") or {}).get("cost_usd", 0.0), 8)
+    return spend
 
 
 def _models(cells: list[dict[str, Any]], groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -94,7 +115,7 @@ def _models(cells: list[dict[str, Any]], groups: list[dict[str, Any]]) -> list[d
                     for k in range(1, k_max + 1)}
             for phase in PHASES
         }
-        if any(c.get("generation") for c in mine):
+        if any(c.get("generation") or c.get("evaluator") for c in mine):
             row["usage"] = _spend(mine)
         rows.append(row)
     return sorted(rows, key=lambda r: (-r["composite"], r["model"]))
@@ -113,9 +134,25 @@ def build(records: Iterable[Mapping[str, Any]], provenance: Mapping[str, Any], r
         "tasks": groups,
         "models": _models(cells, groups),
     }
-    if any(c.get("generation") for c in cells):
+    if any(c.get("generation") or c.get("evaluator") for c in cells):
         board["usage"] = _spend(cells)
     return board
+
+
+def _spent(label: str, usage: Mapping[str, Any]) -> str:
+    cost = usage.get("cost_usd")
+    return (f"{label} used {usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion "
+            f"tokens, cost {'unknown' if cost is None else f'${cost:.4f}'}"
+            + ("" if usage.get("cost_complete", True) else " (some models have no price)"))
+
+
+def usage_line(usage: Mapping[str, Any], tools: Mapping[str, int]) -> str:
+    """The terminal's account of what the models cost this run."""
+    line = (f"model requests: {tools.get('model_requests', 0)} sent, {tools.get('answers_cached', 0)} answered from "
+            f"the answer store (generation and evaluator); {_spent('generation', usage)}")
+    if usage.get("evaluator"):
+        line += f"; {_spent('the evaluator', usage['evaluator'])}"
+    return line
 
 
 def cells_frame(board: Mapping[str, Any]) -> pd.DataFrame:

@@ -93,12 +93,22 @@ def test_generated_spec_is_scored_in_all_phases_and_never_asked_again(bench: pyt
     assert (run_dir / "answer-direct.md").read_text() == GOOD
     details = json.loads((run_dir / "result.json").read_text())["phases"]["invariants"]["details"]
     assert details["evaluator"] == "judge" and details["passed"] == details["total"]
-    result.stdout.fnmatch_lines(["model requests: 3 sent, 0 answered from the answer store*cost $*"])
+    judged = cell["evaluator"]  # the mapping for P3 and the translations for P4, summed
+    assert (judged["requests"], judged["cached"]) == (2, 0) and judged["prompt_tokens"] > 0
+    assert judged["cost_usd"] == pytest.approx(judged["prompt_tokens"] * 1e-6 + judged["completion_tokens"] * 2e-6)
+    usage = board["usage"]
+    assert usage["evaluator"]["requests"] == 2
+    assert usage["total_cost_usd"] == pytest.approx(usage["cost_usd"] + judged["cost_usd"])
+    result.stdout.fnmatch_lines(
+        ["model requests: 3 sent, 0 answered from the answer store*generation used*cost $*the evaluator used*cost $*"])
 
     again = bench.runpytest_subprocess(*args)
     again.assert_outcomes(passed=4)
     assert model_server.count() == 3  # nothing asked again: not the model, not the evaluator
     again.stdout.fnmatch_lines(["model requests: 0 sent, 3 answered from the answer store*"])
+    (warm,) = _board(bench.path)["cells"]
+    assert (warm["evaluator"]["requests"], warm["evaluator"]["cached"]) == (0, 2)
+    assert warm["evaluator"]["cost_usd"] == judged["cost_usd"]  # what the cell cost, wherever its answers came from
 
     refreshed = bench.runpytest_subprocess(*args, "-m", "p1", "--sysmobench-refresh")
     refreshed.assert_outcomes(passed=1, deselected=3)

@@ -180,3 +180,35 @@ def test_leaderboard_pass_at_k_and_best_of_k(passes: list[bool]) -> None:
     assert group["pass_at_k"]["invariants"]["1"] == pytest.approx(c / n, abs=1e-6)
     assert group["best_of_k"] == (1.0 if c else round(0.15 + 0.15 + 0.35 + 0.35 * 0.5, 6))
     assert board["models"][0]["best_of_k"] == group["best_of_k"]
+
+
+_USE = st.fixed_dictionaries({
+    "requests": st.integers(0, 3), "cached": st.integers(0, 3), "prompt_tokens": st.integers(0, 10**6),
+    "completion_tokens": st.integers(0, 10**5), "cost_usd": st.floats(0, 5, allow_nan=False),
+    "cost_complete": st.booleans(),
+})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["conformance", "invariants"]), _USE), max_size=10))
+def test_evaluator_use_is_summed_per_cell_and_per_run(uses: list[tuple[int, str, dict]]) -> None:
+    """A replayed spec judged by an evaluator spends only evaluator tokens; they must show up."""
+    records = [{"task": "spin", "model": "replay:x", "sample": s, "phase": p, "status": "passed", "score": 1.0,
+                "details": {"evaluator": "judge", "evaluator_use": use}} for s, p, use in uses]
+    records += [{"task": "spin", "model": "replay:x", "sample": s, "phase": "syntax", "status": "passed", "score": 1.0}
+                for s in range(4)]
+    board = build(records, {}, "run")
+    if not uses:
+        assert "usage" not in board
+        return
+    spent = board["usage"]["evaluator"]
+    assert spent["prompt_tokens"] == sum(u["prompt_tokens"] for _, _, u in uses)
+    assert spent["requests"] == sum(u["requests"] for _, _, u in uses)
+    assert spent["cost_usd"] == pytest.approx(sum(u["cost_usd"] for _, _, u in uses), abs=1e-6)
+    assert spent["cost_complete"] == all(u["cost_complete"] for _, _, u in uses)
+    assert board["usage"]["cost_usd"] is None  # nothing was generated
+    assert board["usage"]["total_cost_usd"] == pytest.approx(spent["cost_usd"], abs=1e-6)
+    for cell in board["cells"]:
+        mine = [u for s, _, u in uses if s == cell["sample"]]
+        assert (cell.get("evaluator") or {}).get("completion_tokens", 0) == sum(u["completion_tokens"] for u in mine)
+    assert board["models"][0]["usage"]["evaluator"] == spent

@@ -15,7 +15,7 @@ wrong when a trace revisits a state).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping as TMapping, Sequence
 
 from ..evaluator import EvaluatorError
@@ -44,6 +44,8 @@ class _Vocabulary:
 
     mapping: Mapping
     spec_variables: tuple[str, ...]
+    #: Where the mapping came from when an evaluator model proposed it (its name and token use).
+    provenance: TMapping[str, Any] = field(default_factory=dict)
 
     def record(self, state: TMapping[str, Any]) -> str:
         fields = []
@@ -211,23 +213,26 @@ def _prepare(ctx: CellContext) -> tuple[Corpus | None, _Vocabulary | None, Phase
         return None, None, PhaseResult("conformance", Status.ERROR, None, f"corrupt trace: {corpus.errors[0]}",
                                        {"trace_errors": list(corpus.errors)})
     mapping = ctx.candidate.mapping
+    provenance: dict[str, Any] = {}
     if mapping is None and ctx.evaluator is not None and ctx.candidate.tla is not None:
         try:
-            mapping, _use = ctx.evaluator.mapping(ctx.task, ctx.candidate.tla)
+            mapping, use = ctx.evaluator.mapping(ctx.task, ctx.candidate.tla)
         except EvaluatorError as exc:
             return None, None, PhaseResult("conformance", Status.ERROR, None, str(exc))
+        provenance = {"evaluator": ctx.evaluator.name, "evaluator_use": use.as_dict()}
     if mapping is None:
         reason = ctx.candidate.mapping_problem or "not evaluable: no mapping to the canonical vocabulary"
         return None, None, PhaseResult("conformance", Status.NOT_EVALUABLE, 0.0,
                                        f"{reason}; no evaluator model (--sysmobench-evaluator) to propose one")
     _, spec_variables = modules.declared(ctx.candidate.tla or "")
-    vocab = _Vocabulary(mapping, tuple(spec_variables))
+    vocab = _Vocabulary(mapping, tuple(spec_variables), provenance)
     unmapped = _unmapped(vocab)
     if unmapped:
         return None, None, PhaseResult(
             "conformance", Status.NOT_EVALUABLE, 0.0,
             f"not evaluable: spec variable(s) {', '.join(unmapped)} have no canonical counterpart "
             "(give them start values under 'auxiliary' in the mapping)",
+            dict(provenance),
         )
     return corpus, vocab, None
 
@@ -256,6 +261,7 @@ def check_conformance(ctx: CellContext) -> PhaseResult:
         "traces": whole,
         "trace_corpus_sha256": corpus.sha256,
         "mapping": vocab.mapping.describe(),
+        **vocab.provenance,
     }
     if not outcomes:
         return PhaseResult("conformance", Status.SKIPPED, 0.0, "skipped: the traces have no windows of target actions", details)
