@@ -8,6 +8,7 @@ same leaderboard apart from the run's id and time stamp.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -55,10 +56,11 @@ def _usage_of(generation: Mapping[str, Any]) -> dict[str, Any]:
 
 def _added(total: Mapping[str, Any] | None, use: Mapping[str, Any]) -> dict[str, Any]:
     """An evaluator's use summed over the phases of one cell (P3 asks for a mapping, P4 for translations)."""
+    total = total or {}
     keys = ("requests", "cached", "prompt_tokens", "completion_tokens")
-    summed = {k: int((total or {}).get(k) or 0) + int(use.get(k) or 0) for k in keys}
-    summed["cost_usd"] = round(float((total or {}).get("cost_usd") or 0.0) + float(use.get("cost_usd") or 0.0), 8)
-    summed["cost_complete"] = bool((total or {}).get("cost_complete", True)) and bool(use.get("cost_complete", True))
+    summed: dict[str, Any] = {k: int(total.get(k) or 0) + int(use.get(k) or 0) for k in keys}
+    summed["cost_usd"] = round(float(total.get("cost_usd") or 0.0) + float(use.get("cost_usd") or 0.0), 8)
+    summed["cost_complete"] = bool(total.get("cost_complete", True)) and bool(use.get("cost_complete", True))
     return summed
 
 
@@ -90,10 +92,7 @@ def _spend(cells: list[dict[str, Any]]) -> dict[str, Any]:
     }
     judged = [c["evaluator"] for c in cells if c.get("evaluator")]
     if judged:
-        evaluator: dict[str, Any] = {}
-        for use in judged:
-            evaluator = _added(evaluator, use)
-        spend["evaluator"] = evaluator
+        spend["evaluator"] = functools.reduce(_added, judged, {})
     spend["total_cost_usd"] = round((spend["cost_usd"] or 0.0) + (spend.get("evaluator") or {}).get("cost_usd", 0.0), 8)
     return spend
 

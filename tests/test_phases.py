@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -73,8 +74,6 @@ def test_identity_mapping_needs_every_canonical_name() -> None:
 
 
 def test_a_task_constraint_bounds_p4_for_every_spec_through_the_mapping(scorer: Scorer, tmp_path: Path) -> None:
-    import dataclasses
-
     bounded = dataclasses.replace(TASK, invariants=dataclasses.replace(
         TASK.invariants, constraint='\\A t \\in Threads : pc[t] /= "spinning"'))
     free = scorer.cell(TASK, ReferenceSource()).result("invariants")
