@@ -44,6 +44,7 @@ import util.ToolIO;
 public final class SysmoDriver {
     private static final String STOP_AFTER = "tlc2.TLC.stopAfter";
     private static final String STOP_AFTER_TIMER = "TLCStopAfterTimer";
+    private static final long TIMER_EXIT_WAIT_MS = 2_000L;
     private static final long JOB_STACK_BYTES = 256L * 1024 * 1024;
 
     private final URL[] tlcClassPath;
@@ -221,6 +222,9 @@ public final class SysmoDriver {
             }
             try {
                 cancelTimerThread(thread);
+                thread.join(TIMER_EXIT_WAIT_MS);  // gone before the job is reported done, so its loader can go too
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             } catch (ReflectiveOperationException | RuntimeException e) {
                 idle.println("cannot cancel TLC's stop-after timer (it ends with its budget): " + e);
             }
