@@ -60,6 +60,25 @@ class Cache:
     def __init__(self, root: Path | None) -> None:
         self.root = root
         self.stats = CacheStats()
+        self._secret: bytes | None = None
+
+    def secret(self) -> bytes:
+        """A key this installation keeps to itself: verdict marks derived from it cannot be
+        written by a spec, yet stay the same from run to run so results remain cacheable."""
+        if self._secret is None:
+            if self.root is None:
+                self._secret = os.urandom(32)
+            else:
+                path = self.root / "secret"
+                with self._locked(path):
+                    if not path.is_file() or len(path.read_bytes()) != 64:
+                        atomic_write_text(path, os.urandom(32).hex())
+                    self._secret = bytes.fromhex(path.read_text(encoding="ascii"))
+        return self._secret
+
+    def mark(self, *parts: Any) -> str:
+        """An unforgeable marker for a generated check, keyed by what it checks."""
+        return "SYSMO" + hashlib.sha256(self.secret() + digest(*parts).encode()).hexdigest()[:32]
 
     def _path(self, kind: str, key: str) -> Path:
         assert self.root is not None

@@ -72,7 +72,8 @@ class Cell:
     def _record_candidate(self, candidate: Candidate) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         if candidate.tla is not None:
-            atomic_write_text(self.run_dir / f"{self.task.module}.tla", candidate.tla)
+            for name, text in candidate.files().items():
+                atomic_write_text(self.run_dir / name, text)
         if candidate.cfg is not None:
             atomic_write_text(self.run_dir / f"{self.task.module}.cfg", candidate.cfg)
         for stage, prompt, answer in candidate.transcript:
@@ -80,6 +81,7 @@ class Cell:
             atomic_write_text(self.run_dir / f"answer-{stage}.md", answer)
         info = asdict(candidate)
         info.pop("tla"), info.pop("cfg"), info.pop("transcript")
+        info["extra_modules"] = [name for name, _ in candidate.extra_modules]
         info["mapping"] = candidate.mapping.describe() if candidate.mapping else None
         atomic_write_text(self.run_dir / "candidate.json", json.dumps(info, indent=2, default=str))
 

@@ -12,11 +12,11 @@ import re
 from dataclasses import dataclass, field
 
 from .tasks import Task
+from .tla import modules
 
 _FENCE = re.compile(r"^```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
-_MODULE = re.compile(r"^[ \t]*-{4,}[ \t]*MODULE[ \t]+(\S+)[ \t]*-{4,}", re.MULTILINE)
-_FOOTER = re.compile(r"^[ \t]*={4,}[ \t]*$", re.MULTILINE)
-_CFG_START = re.compile(r"^\s*(SPECIFICATION|INIT|CONSTANTS?)\b", re.MULTILINE)
+_CFG_START = re.compile(r"^[ \t]*(SPECIFICATION|INIT|CONSTANTS?)\b", re.MULTILINE)
+TLA_TAGS = ("tla", "tla+", "tlaplus")
 
 
 @dataclass(frozen=True)
@@ -26,68 +26,79 @@ class Extraction:
     declared_module: str | None
     notes: tuple[str, ...] = field(default_factory=tuple)
     problem: str | None = None
+    #: Further modules of a multi-module answer, (name, source): the root EXTENDS or INSTANCEs them.
+    extra_modules: tuple[tuple[str, str], ...] = ()
 
 
 def _blocks(answer: str) -> list[tuple[str, str]]:
     return [(m.group(1).lower(), m.group(2)) for m in _FENCE.finditer(answer)]
 
 
-def _module_text(text: str) -> str | None:
-    """The first complete module in text: header line through the closing ==== line."""
-    header = _MODULE.search(text)
-    if header is None:
-        return None
-    start = text.rfind("\n", 0, header.start()) + 1
-    footer = _FOOTER.search(text, header.end())
-    end = footer.end() if footer else len(text)
-    return text[start:end].strip("\n") + "\n"
-
-
-def _pick_tla(answer: str, blocks: list[tuple[str, str]], notes: list[str]) -> str | None:
-    tagged = [body for lang, body in blocks if lang in ("tla", "tla+", "tlaplus")]
-    with_module = [body for body in tagged if _MODULE.search(body)]
-    if not with_module:
-        with_module = [body for lang, body in blocks if _MODULE.search(body)]
-    if with_module:
-        if len(with_module) > 1:
-            notes.append(f"{len(with_module)} TLA+ blocks in the answer; the first was used")
-        notes.append("spec taken from a fenced code block")
-        return _module_text(with_module[0])
-    module = _module_text(answer)
-    if module is not None and blocks:
+def _all_modules(answer: str, blocks: list[tuple[str, str]], notes: list[str]) -> list[tuple[str, str]]:
+    """Every module of the answer: from ```tla blocks, else any block, else the bare text."""
+    for candidates, where in (([b for lang, b in blocks if lang in TLA_TAGS], "fenced TLA+ blocks"),
+                              ([b for _, b in blocks], "fenced code blocks")):
+        found = [m for body in candidates for m in modules.split_modules(body)]
+        if found:
+            notes.append(f"spec taken from {where}")
+            return found
+    found = modules.split_modules(answer)
+    if found and blocks:
         notes.append("spec taken from the answer text outside fenced blocks")
-    return module
+    return found
 
 
-def _pick_cfg(answer: str, blocks: list[tuple[str, str]], tla: str | None, notes: list[str]) -> str | None:
+def _pick_modules(found: list[tuple[str, str]], root_name: str | None,
+                  notes: list[str]) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+    """The root module (the task's module if present, else the first) and the others, once each."""
+    unique: dict[str, str] = {}
+    for name, text in found:
+        if name in unique:
+            notes.append(f"module {name} appears more than once; the first was used")
+            continue
+        unique[name] = text
+    if not unique:
+        return None, ()
+    root = root_name if root_name in unique else next(iter(unique))
+    extras = tuple((n, t) for n, t in unique.items() if n != root)
+    if extras:
+        notes.append(f"{len(unique)} modules in the answer: {root} is the root, "
+                     f"{', '.join(n for n, _ in extras)} are on its search path")
+    return unique[root], extras
+
+
+def _pick_cfg(answer: str, blocks: list[tuple[str, str]], notes: list[str]) -> str | None:
     tagged = [body for lang, body in blocks if lang in ("cfg", "tlc", "config", "ini")]
     if tagged:
         if len(tagged) > 1:
             notes.append(f"{len(tagged)} cfg blocks in the answer; the first was used")
         return tagged[0].strip() + "\n"
     for lang, body in blocks:
-        if not _MODULE.search(body) and _CFG_START.search(body):
+        if not modules.module_spans(body) and _CFG_START.search(body):
             notes.append("cfg taken from an untagged code block")
             return body.strip() + "\n"
     return None
 
 
-def extract_spec(answer: str) -> Extraction:
-    """Find the TLA+ module and the cfg in a model's answer (or a replayed file)."""
+def extract_spec(answer: str, module: str | None = None) -> Extraction:
+    """Find the TLA+ module(s) and the cfg in a model's answer (or a replayed file).
+
+    ``module`` is the name the task requires: when the answer holds several modules, that one
+    is the root and the rest are kept beside it, nested modules staying inside their parent.
+    """
     if not answer or not answer.strip():
         return Extraction(None, None, None, (), "the answer is empty")
-    answer = answer.replace("\r\n", "\n").lstrip("\ufeff")
+    answer = modules.normalize_newlines(answer).lstrip("\ufeff")
     notes: list[str] = []
     blocks = _blocks(answer)
-    tla = _pick_tla(answer, blocks, notes)
-    cfg = _pick_cfg(answer, blocks, tla, notes)
+    tla, extras = _pick_modules(_all_modules(answer, blocks, notes), module, notes)
+    cfg = _pick_cfg(answer, blocks, notes)
     if tla is None:
         return Extraction(None, cfg, None, tuple(notes), "no TLA+ module (a '---- MODULE Name ----' line) in the answer")
-    if not _FOOTER.search(tla):
+    span = modules.module_spans(tla)[0]
+    if not span.closed:
         notes.append("the module has no closing ==== line")
-    name_match = _MODULE.search(tla)
-    declared = name_match.group(1) if name_match else None
-    return Extraction(tla, cfg, declared, tuple(notes), None)
+    return Extraction(tla, cfg, span.name, tuple(notes), None, extras)
 
 
 def rename_module(tla: str, old: str, new: str) -> str:

@@ -10,10 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping as TMapping
+from typing import TYPE_CHECKING, Any, Mapping as TMapping
 
-from .tasks import IDENTIFIER, Task, TaskError, _Fields, read_yaml
+import yaml
+
+from .tasks import IDENTIFIER, Task
 from .tla import modules
+from .tla.expressions import ExpressionError, check_expression
+
+if TYPE_CHECKING:
+    from .models import Candidate
 
 
 class MappingError(ValueError):
@@ -22,6 +28,9 @@ class MappingError(ValueError):
 
 @dataclass(frozen=True)
 class VariableMap:
+    """P4 (and v1 P3): a canonical variable in terms of the spec, a spec variable (``var``, read
+    through an optional value table) or an expression over the spec's names (``expr``)."""
+
     canonical: str
     var: str | None = None
     expr: str | None = None
@@ -40,12 +49,12 @@ class VariableMap:
         return self._translate(self.var)
 
     def _translate(self, term: str) -> str:
-        arms = " [] ".join(f"{term} = {spec} -> {canon}" for canon, spec in self.values)
+        arms = " [] ".join(f"{term} = ({spec}) -> ({canon})" for canon, spec in self.values)
         return f"(CASE {arms} [] OTHER -> {term})"
 
     def canonical_to_spec(self, value: Any) -> str:
         """The spec variable's value (TLA+ text) for a canonical value read from a trace."""
-        table = dict(self.values)
+        table = {canon: f"({spec})" for canon, spec in self.values}
         if self.shape == "function" and isinstance(value, dict):
             return function_literal({k: table.get(tla_literal(v), tla_literal(v)) for k, v in value.items()})
         text = tla_literal(value)
@@ -60,17 +69,73 @@ class VariableMap:
 
 
 @dataclass(frozen=True)
+class SpecState:
+    """P3: how one spec variable's value follows from a canonical state of a trace.
+
+    ``eq`` is a TLA+ expression giving the value; ``among`` a set of candidate values (the
+    check tries each); ``translate`` reads one canonical variable through a value table (v1's
+    ``var``).  Expressions see the window's canonical state as the record ``canon``.
+    """
+
+    var: str
+    eq: str | None = None
+    among: str | None = None
+    translate: VariableMap | None = None
+
+    def describe(self) -> str:
+        if self.translate is not None:
+            return f"{self.var} <- {self.translate.canonical}" + (" (value table)" if self.translate.values else "")
+        return f"{self.var} = {self.eq}" if self.eq is not None else f"{self.var} \\in {self.among}"
+
+
+@dataclass(frozen=True)
+class ActionCall:
+    """One spec action a canonical step may be: ``\\E bound \\in set : action(args)``."""
+
+    action: str
+    args: tuple[str, ...] | None = None  # None: the canonical parameters, in order
+    exists: tuple[tuple[str, str], ...] = ()
+
+    def describe(self) -> str:
+        call = self.action + (f"({', '.join(self.args)})" if self.args else "")
+        bound = ", ".join(f"{n} \\in {s}" for n, s in self.exists)
+        return f"\\E {bound} : {call}" if bound else call
+
+
+@dataclass(frozen=True)
+class ActionMap:
+    """A canonical action as one or more spec actions (a disjunction), with up to
+    ``before``/``after`` internal (unobserved) spec steps around it."""
+
+    canonical: str
+    calls: tuple[ActionCall, ...]
+    before: int = 0
+    after: int = 0
+
+    def describe(self) -> str:
+        text = " \\/ ".join(c.describe() for c in self.calls)
+        around = f" (internal steps: {self.before} before, {self.after} after)" if self.before or self.after else ""
+        return f"{self.canonical} -> {text}{around}"
+
+
+#: The most unobserved spec steps a window may take before or after the observed one.
+MAX_INTERNAL_STEPS = 3
+
+
+@dataclass(frozen=True)
 class Mapping:
     constants: tuple[tuple[str, str], ...]
     variables: tuple[VariableMap, ...]
-    actions: tuple[tuple[str, str], ...]
+    actions: tuple[ActionMap, ...]
     identity: bool = False
     source: str = ""
-    auxiliary: tuple[tuple[str, str], ...] = ()  # spec variable -> TLA+ set of values to start from (P3)
+    state: tuple[SpecState, ...] = ()  # P3: spec variable <- canonical state
+    internal: tuple[ActionCall, ...] = ()  # spec actions that may take unobserved steps
+    version: int = 1
 
     def substitutions(self) -> str:
         """The WITH clause of an INSTANCE of the canonical module inside the spec."""
-        subs = [f"{name} <- {expr}" for name, expr in self.constants]
+        subs = [f"{name} <- ({expr})" for name, expr in self.constants]
         subs += [f"{v.canonical} <- {v.spec_to_canonical()}" for v in self.variables]
         return ",\n    ".join(subs)
 
@@ -78,10 +143,32 @@ class Mapping:
         if self.identity:
             return "identity mapping (the spec uses the canonical names)"
         parts = [f"{n} <- {e}" for n, e in self.constants] + [v.describe() for v in self.variables]
+        parts += [s.describe() for s in self.state]
+        parts += [a.describe() for a in self.actions if a.calls != (ActionCall(a.canonical),)]
         return "; ".join(parts)
 
-    def spec_action(self, canonical: str) -> str:
-        return dict(self.actions).get(canonical, canonical)
+    def action(self, canonical: str) -> ActionMap:
+        found = next((a for a in self.actions if a.canonical == canonical), None)
+        return found or ActionMap(canonical, (ActionCall(canonical),))
+
+    def spec_state(self) -> tuple[SpecState, ...]:
+        """Every spec variable P3 sets from a canonical state: the ``state`` entries, and each
+        spec variable that a canonical one maps onto directly (``var``)."""
+        given = {s.var for s in self.state}
+        direct = tuple(SpecState(v.var, translate=v) for v in self.variables
+                       if v.var is not None and v.var not in given)
+        return direct + self.state
+
+    def filters(self) -> tuple[VariableMap, ...]:
+        """Canonical variables that the bound spec state must map back to (checked after binding):
+        all but those a direct ``var`` entry already sets."""
+        direct = {s.var for s in self.spec_state() if s.translate is not None}
+        return tuple(v for v in self.variables if not (v.var is not None and v.var in direct))
+
+    @property
+    def needs_check(self) -> bool:
+        """Whether the mapping can disagree with itself (and is checked against the traces)."""
+        return not self.identity and bool(self.state or self.filters())
 
 
 SET_TAG = "$set"
@@ -119,79 +206,240 @@ def _literal(value: Any) -> str:
     """Canonical values are written plainly in YAML; text that already reads as a TLA+ literal stays."""
     text = str(value)
     if isinstance(value, str) and (text.startswith('"') or text in ("TRUE", "FALSE") or text.lstrip("-").isdigit()):
-        return text
+        return check_expression(text)
     return tla_literal(value)
 
 
-def _variable(canonical: str, raw: Any, where: str) -> VariableMap:
+def record_literal(state: TMapping[str, Any]) -> str:
+    """A canonical state as a TLA+ record keyed by canonical variable name."""
+    return "[" + ", ".join(f"{name} |-> {tla_literal(value)}" for name, value in sorted(state.items())) + "]"
+
+
+def _expression(raw: Any, where: str) -> str:
+    if isinstance(raw, bool):
+        raw = "TRUE" if raw else "FALSE"
+    elif isinstance(raw, int):
+        raw = str(raw)
+    try:
+        return check_expression(raw)
+    except ExpressionError as exc:
+        raise MappingError(f"{where}: {exc}") from exc
+
+
+def _identifier(raw: Any, where: str) -> str:
+    if not isinstance(raw, str) or not IDENTIFIER.match(raw):
+        raise MappingError(f"{where}: {raw!r} is not a TLA+ identifier")
+    return raw
+
+
+def _mapping_of(raw: Any, where: str) -> TMapping[Any, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, TMapping):
+        raise MappingError(f"{where}: expected a mapping, got {type(raw).__name__}")
+    return raw
+
+
+def _unknown(fields: TMapping[Any, Any], known: set[str], where: str) -> None:
+    unknown = sorted(set(map(str, fields)) - known)
+    if unknown:
+        raise MappingError(f"{where}: unknown field(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+
+
+def _variable(canonical: str, raw: Any, where: str, task: Task) -> VariableMap:
     if isinstance(raw, str):
         raw = {"var": raw}
-    fields = _Fields(raw, where)
-    var = fields.str("var", "") or None
-    expr = fields.str("expr", "") or None
+    fields = _mapping_of(raw, where)
+    _unknown(fields, {"var", "expr", "shape", "values"}, where)
+    var = _identifier(fields["var"], f"{where}.var") if fields.get("var") is not None else None
+    expr = _expression(fields["expr"], f"{where}.expr") if fields.get("expr") is not None else None
     if (var is None) == (expr is None):
         raise MappingError(f"{where}: give exactly one of 'var' or 'expr'")
-    if var is not None and not IDENTIFIER.match(var):
-        raise MappingError(f"{where}.var: {var!r} is not a TLA+ identifier")
-    shape = fields.str("shape", "scalar")
+    shape = fields.get("shape", "scalar")
     if shape not in ("scalar", "function"):
         raise MappingError(f"{where}.shape: expected 'scalar' or 'function', got {shape!r}")
-    values_raw = fields.data.get("values") or {}
-    if not isinstance(values_raw, TMapping):
-        raise MappingError(f"{where}.values: expected a mapping of canonical value -> spec value")
     try:
-        values = tuple((_literal(k), str(v) if isinstance(v, str) else _literal(v)) for k, v in values_raw.items())
-    except ValueError as exc:
+        values = tuple((_literal(k), _expression(v, f"{where}.values.{k}"))
+                       for k, v in _mapping_of(fields.get("values"), f"{where}.values").items())
+    except (ValueError, ExpressionError) as exc:
         raise MappingError(f"{where}.values: {exc}") from exc
+    _check_value_types(canonical, values, shape, where, task)
     return VariableMap(canonical, var, expr, shape, values)
+
+
+def _check_value_types(canonical: str, values: tuple[tuple[str, str], ...], shape: str, where: str, task: Task) -> None:
+    """A value table's canonical side must hold values of the canonical variable's type."""
+    declared = next((v.type for v in task.vocabulary.variables if v.name == canonical), "")
+    allowed = _enumerated_values(declared, shape) if values else None
+    for canon, _ in values if allowed is not None else ():
+        if canon not in allowed:
+            raise MappingError(f"{where}.values: {canon} is not a value of {canonical} "
+                               f"(type {declared}: {', '.join(sorted(allowed))})")
+
+
+def _enumerated_values(type_text: str, shape: str) -> set[str] | None:
+    """The literals of a type written as an enumeration ``{"a", "b"}`` (a function's range for
+    shape function), or None: other types are left to the check against the traces."""
+    text = type_text.strip()
+    if shape == "function":
+        arrow = text.rfind("->")
+        if not (text.startswith("[") and text.endswith("]") and arrow > 0):
+            return None
+        text = text[arrow + 2 : -1].strip()
+    if text == "BOOLEAN":
+        return {"TRUE", "FALSE"}
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    items = [item.strip() for item in text[1:-1].split(",")]
+    if not all(len(item) > 1 and item.startswith('"') and item.endswith('"') for item in items):
+        return None
+    return set(items)
+
+
+def _spec_state(var: str, raw: Any, where: str) -> SpecState:
+    _identifier(var, where)
+    if isinstance(raw, str):
+        return SpecState(var, eq=_expression(raw, where))
+    fields = _mapping_of(raw, where)
+    _unknown(fields, {"eq", "in"}, where)
+    if len(fields) != 1:
+        raise MappingError(f"{where}: give exactly one of 'eq' (an expression) or 'in' (a set of candidates)")
+    if "eq" in fields:
+        return SpecState(var, eq=_expression(fields["eq"], f"{where}.eq"))
+    return SpecState(var, among=_expression(fields["in"], f"{where}.in"))
+
+
+def _call(raw: Any, where: str, params: tuple[str, ...]) -> ActionCall:
+    if isinstance(raw, str):
+        return ActionCall(_identifier(raw, where))
+    fields = _mapping_of(raw, where)
+    _unknown(fields, {"action", "args", "exists"}, where)
+    action = _identifier(fields.get("action"), f"{where}.action")
+    args_raw = fields.get("args")
+    if args_raw is not None and not isinstance(args_raw, list):
+        raise MappingError(f"{where}.args: expected a list of TLA+ expressions")
+    args = None if args_raw is None else tuple(_expression(a, f"{where}.args[{k}]") for k, a in enumerate(args_raw))
+    exists = []
+    for name, values in _mapping_of(fields.get("exists"), f"{where}.exists").items():
+        bound = _identifier(name, f"{where}.exists")
+        if bound in params or bound == CANON:
+            raise MappingError(f"{where}.exists.{bound}: the name is taken (a canonical parameter, or {CANON})")
+        exists.append((bound, _expression(values, f"{where}.exists.{bound}")))
+    return ActionCall(action, args, tuple(exists))
+
+
+def _steps(raw: Any, where: str) -> int:
+    if raw is None:
+        return 0
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw <= MAX_INTERNAL_STEPS:
+        raise MappingError(f"{where}: expected a number of internal steps from 0 to {MAX_INTERNAL_STEPS}, got {raw!r}")
+    return raw
+
+
+def _action(name: str, raw: Any, where: str, params: tuple[str, ...]) -> ActionMap:
+    """``Name``, ``{action, args, exists}``, a list of those (a disjunction), or
+    ``{any: [...], before: k, after: k}``."""
+    before = after = 0
+    if isinstance(raw, TMapping) and {"any", "before", "after"} & set(map(str, raw)):
+        _unknown(raw, {"any", "before", "after", "action", "args", "exists"}, where)
+        before, after = _steps(raw.get("before"), f"{where}.before"), _steps(raw.get("after"), f"{where}.after")
+        raw = raw["any"] if "any" in raw else {k: v for k, v in raw.items() if k in ("action", "args", "exists")}
+    items = raw if isinstance(raw, list) else [raw]
+    if not items:
+        raise MappingError(f"{where}: names no spec action")
+    calls = tuple(_call(item, f"{where}[{k}]" if isinstance(raw, list) else where, params)
+                  for k, item in enumerate(items))
+    return ActionMap(name, calls, before, after)
+
+
+#: The name under which mapping expressions see the window's canonical state.
+CANON = "canon"
+MAX_MAPPING_BYTES = 256_000
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """YAML without anchors and aliases: a mapping never needs them, and a few hundred bytes of
+    nested aliases expand to gigabytes."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            line = self.peek_event().start_mark.line + 1
+            raise MappingError(f"YAML aliases are not allowed in a mapping (line {line})")
+        return super().compose_node(parent, index)
 
 
 def load_mapping(path: Path, task: Task) -> Mapping:
     try:
-        data = read_yaml(path)
-    except TaskError as exc:
-        raise MappingError(str(exc)) from exc
+        size = path.stat().st_size
+        if size > MAX_MAPPING_BYTES:
+            raise MappingError(f"{path}: {size:,} bytes, over the {MAX_MAPPING_BYTES:,}-byte limit for a mapping")
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise MappingError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        data = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader without aliases
+    except MappingError as exc:
+        raise MappingError(f"{path}: {exc}") from exc
+    except (yaml.YAMLError, RecursionError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise MappingError(f"{path}: invalid YAML{where}: {getattr(exc, 'problem', None) or type(exc).__name__}") from exc
     return mapping_from_data(data, task, str(path))
 
 
+_TOP_LEVEL = {"version", "constants", "variables", "actions", "state", "internal", "auxiliary"}
+
+
 def mapping_from_data(data: Any, task: Task, path: str) -> Mapping:
-    """A mapping from already-parsed YAML or JSON (a file, or an evaluator model's answer)."""
-    try:
-        fields = _Fields(data, path)
-    except TaskError as exc:
-        raise MappingError(str(exc)) from exc
+    """A mapping from already-parsed YAML or JSON (a file, or an evaluator model's answer).
+
+    Version 1 gives canonical variables and actions in terms of the spec (``var``/``expr``,
+    ``action``, ``auxiliary``); version 2 adds ``state`` (each spec variable from the canonical
+    state), actions with arguments, alternatives and internal steps, and ``internal``.  Every
+    expression is screened before use; errors name the file and the field.
+    """
+    where = f"{path}:"
+    fields = _mapping_of(data, f"{where} the top level")
+    _unknown(fields, _TOP_LEVEL, where)
+    version = fields.get("version", 1)
+    if version not in (1, 2) or isinstance(version, bool):
+        raise MappingError(f"{where} version must be 1 or 2, got {version!r}")
     canonical_vars = {v.name for v in task.vocabulary.variables}
     canonical_consts = {c.name for c in task.vocabulary.constants}
-    variables_raw = fields.data.get("variables") or {}
-    constants_raw = fields.data.get("constants") or {}
-    actions_raw = fields.data.get("actions") or {}
+    params = {a.name: a.params for a in task.vocabulary.actions}
+    variables_raw = _mapping_of(fields.get("variables"), f"{where} variables")
+    constants_raw = _mapping_of(fields.get("constants"), f"{where} constants")
     for name in variables_raw:
         if name not in canonical_vars:
-            raise MappingError(f"{path}: variables.{name} is not a canonical variable of task {task.name}")
+            raise MappingError(f"{where} variables.{name} is not a canonical variable of task {task.name}")
     missing = sorted(canonical_vars - set(variables_raw))
     if missing:
-        raise MappingError(f"{path}: no mapping for canonical variable(s) {', '.join(missing)}")
+        raise MappingError(f"{where} no mapping for canonical variable(s) {', '.join(missing)}")
     for name in constants_raw:
         if name not in canonical_consts:
-            raise MappingError(f"{path}: constants.{name} is not a canonical constant of task {task.name}")
-    variables = tuple(_variable(str(n), r, f"{path}: variables.{n}") for n, r in variables_raw.items())
-    constants = tuple((str(n), str(e)) for n, e in constants_raw.items())
+            raise MappingError(f"{where} constants.{name} is not a canonical constant of task {task.name}")
+    variables = tuple(_variable(str(n), r, f"{where} variables.{n}", task) for n, r in variables_raw.items())
+    constants = tuple((str(n), _expression(e, f"{where} constants.{n}")) for n, e in constants_raw.items())
     constants += tuple((c, c) for c in sorted(canonical_consts - set(constants_raw)))
     actions = []
-    for name, raw in actions_raw.items():
-        target = raw.get("action") if isinstance(raw, TMapping) else raw
-        if not isinstance(target, str) or not IDENTIFIER.match(target):
-            raise MappingError(f"{path}: actions.{name} must name a spec action operator")
-        actions.append((str(name), target))
-    auxiliary_raw = fields.data.get("auxiliary") or {}
-    if not isinstance(auxiliary_raw, TMapping):
-        raise MappingError(f"{path}: auxiliary must map spec variables to TLA+ sets of start values")
-    auxiliary = []
-    for name, values in auxiliary_raw.items():
-        if not IDENTIFIER.match(str(name)):
-            raise MappingError(f"{path}: auxiliary.{name} is not a TLA+ identifier")
-        auxiliary.append((str(name), str(values)))
-    return Mapping(constants, variables, tuple(actions), identity=False, source=path, auxiliary=tuple(auxiliary))
+    for name, raw in _mapping_of(fields.get("actions"), f"{where} actions").items():
+        if name not in params:
+            raise MappingError(f"{where} actions.{name} is not a canonical action of task {task.name}")
+        actions.append(_action(str(name), raw, f"{where} actions.{name}", params[name]))
+    state = [_spec_state(str(n), r, f"{where} state.{n}")
+             for n, r in _mapping_of(fields.get("state"), f"{where} state").items()]
+    for name, values in _mapping_of(fields.get("auxiliary"), f"{where} auxiliary").items():
+        state.append(SpecState(_identifier(name, f"{where} auxiliary"), among=_expression(values, f"{where} auxiliary.{name}")))
+    if len({s.var for s in state}) != len(state):
+        raise MappingError(f"{where} a spec variable is given twice under state/auxiliary")
+    internal_raw = fields.get("internal") or []
+    if not isinstance(internal_raw, list):
+        raise MappingError(f"{where} internal must be a list of spec actions")
+    internal = tuple(_call(item, f"{where} internal[{k}]", ()) for k, item in enumerate(internal_raw))
+    if any(a.before or a.after for a in actions) and not internal:
+        raise MappingError(f"{where} an action allows internal steps but 'internal' names no spec action for them")
+    return Mapping(constants, variables, tuple(actions), identity=False, source=path, state=tuple(state),
+                   internal=internal, version=int(version))
 
 
 @dataclass(frozen=True)
@@ -200,10 +448,10 @@ class IdentityCheck:
     missing: tuple[str, ...] = field(default_factory=tuple)
 
 
-def identity_mapping(task: Task, spec_text: str) -> IdentityCheck:
+def identity_mapping(task: Task, candidate: Candidate) -> IdentityCheck:
     """The identity mapping applies only when the spec declares every canonical name."""
-    constants, variables = modules.declared(spec_text)
-    defined = {u.name for u in modules.top_level_units(spec_text)}
+    constants, variables = candidate.declared()
+    defined = {u.name for u in modules.top_level_units(candidate.tla or "")}
     missing = [v.name for v in task.vocabulary.variables if v.name not in variables]
     missing += [c.name for c in task.vocabulary.constants if c.name not in constants and c.name not in defined]
     if missing:
@@ -212,7 +460,7 @@ def identity_mapping(task: Task, spec_text: str) -> IdentityCheck:
         Mapping(
             constants=tuple((c.name, c.name) for c in task.vocabulary.constants),
             variables=tuple(VariableMap(v.name, var=v.name) for v in task.vocabulary.variables),
-            actions=tuple((a.name, a.name) for a in task.vocabulary.actions),
+            actions=tuple(ActionMap(a.name, (ActionCall(a.name),)) for a in task.vocabulary.actions),
             identity=True,
             source="identity",
         )

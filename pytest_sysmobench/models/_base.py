@@ -31,6 +31,19 @@ class Candidate:
     generation_error: str | None = None  # the model gave no usable answer: phases are blocked
     generation: TMapping[str, Any] = field(default_factory=dict)  # route, method, tokens, cost, cache use
     transcript: tuple[tuple[str, str, str], ...] = ()  # (stage, prompt, answer) per request
+    #: Further modules of a multi-file spec, (name, source), on the root module's search path.
+    extra_modules: tuple[tuple[str, str], ...] = ()
+
+    def files(self) -> dict[str, str]:
+        """The spec as files: the root module and the modules beside it."""
+        assert self.tla is not None
+        return {f"{self.module}.tla": self.tla, **{f"{name}.tla": text for name, text in self.extra_modules}}
+
+    def declared(self) -> tuple[list[str], list[str]]:
+        """(constants, variables) the spec declares, across the modules its root EXTENDS."""
+        from ..tla import modules
+
+        return modules.declared_with(self.tla or "", dict(self.extra_modules))
 
 
 class SpecSource(Protocol):

@@ -6,11 +6,14 @@ from typing import Callable
 
 from ..generation import extract_spec, rename_module
 from ..mapping import MappingError, identity_mapping, load_mapping
-from ..tasks import Task, TaskError
+from ..tasks import IDENTIFIER, Task, TaskError
 from ..tla.cfg import default_config
 from ._base import Candidate, SpecSource, UnknownModel
 
 MAX_SPEC_BYTES = 2_000_000
+#: A multi-file spec: at most this many modules beside the root, and this many bytes in all.
+MAX_EXTRA_MODULES = 32
+MAX_SPEC_FOLDER_BYTES = 4_000_000
 
 
 def _read(path: Path) -> str:
@@ -24,11 +27,18 @@ class OversizedAnswer(ValueError):
     """A spec or answer too large to be a real model's answer; it is not read at all."""
 
 
-def _with_spec(base: Candidate, task: Task, text: str, cfg: str | None, mapping_file: Path | None) -> Candidate:
-    """Extract the module, fall back to the task's default cfg, and settle the mapping."""
-    extraction = extract_spec(text)
+def _with_spec(base: Candidate, task: Task, text: str, cfg: str | None, mapping_file: Path | None,
+               beside: tuple[tuple[str, str], ...] = ()) -> Candidate:
+    """Extract the module(s), fall back to the task's default cfg, and settle the mapping.
+
+    ``beside`` are the other modules of a multi-file spec (replayed files next to the root).
+    """
+    extraction = extract_spec(text, task.module)
     notes = list(extraction.notes)
     tla = extraction.tla
+    extras = dict(extraction.extra_modules)
+    for name, source in beside:
+        extras.setdefault(name, source)
     if tla is not None and extraction.declared_module and extraction.declared_module != task.module:
         if task.fix_module_name:
             tla = rename_module(tla, extraction.declared_module, task.module)
@@ -42,8 +52,13 @@ def _with_spec(base: Candidate, task: Task, text: str, cfg: str | None, mapping_
     if generated:
         cfg = default_config(task.default_constants)
         notes.append("no cfg given: the task's default cfg was used")
+    extras.pop(task.module, None)
+    for name in sorted(extras):
+        if _reserved_module(name):
+            del extras[name]
+            notes.append(f"module {name} ignored: the name is reserved (a standard, library or harness module)")
     candidate = replace(base, tla=tla, cfg=cfg, cfg_generated=generated, notes=tuple(notes),
-                        problem=extraction.problem)
+                        problem=extraction.problem, extra_modules=tuple(sorted(extras.items())))
     if tla is None:
         return candidate
     if mapping_file is not None:
@@ -51,7 +66,7 @@ def _with_spec(base: Candidate, task: Task, text: str, cfg: str | None, mapping_
             return replace(candidate, mapping=load_mapping(mapping_file, task))
         except MappingError as exc:
             return replace(candidate, mapping_problem=f"invalid mapping: {exc}")
-    check = identity_mapping(task, tla)
+    check = identity_mapping(task, candidate)
     if check.mapping is None:
         return replace(
             candidate,
@@ -59,6 +74,18 @@ def _with_spec(base: Candidate, task: Task, text: str, cfg: str | None, mapping_
             + ", ".join(check.missing),
         )
     return replace(candidate, mapping=check.mapping)
+
+
+#: Modules a spec may not bring its own copy of: the checks' generated modules EXTEND them, so a
+#: spec's own Naturals or TLC could change what a template or a window check means.
+STANDARD_MODULES = frozenset({"Naturals", "Integers", "Reals", "Sequences", "FiniteSets", "Bags", "TLC", "TLCExt",
+                              "RealTime", "Json", "Randomization", "Toolbox"})
+
+
+def _reserved_module(name: str) -> bool:
+    from ..tla.toolchain import LIBRARY_DIR
+
+    return name in STANDARD_MODULES or (LIBRARY_DIR / f"{name}.tla").is_file() or "Sysmo" in name
 
 
 class ReferenceSource:
@@ -93,7 +120,11 @@ class MutantSource:
 
 
 class ReplaySource:
-    """Specs written or generated elsewhere: ``DIR/<task>/<Module>.tla`` (+ optional .cfg, mapping.yaml)."""
+    """Specs written or generated elsewhere: ``DIR/<task>/<Module>.tla`` (+ optional .cfg, mapping.yaml).
+
+    Other ``.tla`` files in the folder are modules of the same spec (the root EXTENDS or
+    INSTANCEs them); they are on its search path.
+    """
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -110,9 +141,25 @@ class ReplaySource:
         try:
             cfg = _read(cfg_path) if cfg_path.is_file() else None
             text = _read(spec)
+            beside = _modules_beside(folder, spec)
         except OversizedAnswer as exc:
             return replace(base, problem=str(exc))
-        return _with_spec(base, task, text, cfg, mapping if mapping.is_file() else None)
+        return _with_spec(base, task, text, cfg, mapping if mapping.is_file() else None, beside)
+
+
+def _modules_beside(folder: Path, root: Path) -> tuple[tuple[str, str], ...]:
+    """The other modules of a replayed spec, by file name; bounded in number and size."""
+    paths = sorted(p for p in folder.glob("*.tla") if p != root and p.is_file() and IDENTIFIER.match(p.stem))
+    if len(paths) > MAX_EXTRA_MODULES:
+        raise OversizedAnswer(f"{folder} holds {len(paths)} modules beside the root, over the limit of {MAX_EXTRA_MODULES}")
+    total = root.stat().st_size
+    found = []
+    for path in paths:
+        total += path.stat().st_size
+        if total > MAX_SPEC_FOLDER_BYTES:
+            raise OversizedAnswer(f"the modules in {folder} exceed {MAX_SPEC_FOLDER_BYTES:,} bytes in all")
+        found.append((path.stem, _read(path)))
+    return tuple(found)
 
 
 def resolve_source(entry: str, rootdir: Path,

@@ -37,8 +37,8 @@ class CellContext:
         return f"{self.module}.cfg"
 
     def spec_files(self) -> dict[str, str]:
-        assert self.candidate.tla is not None
-        return {self.spec_file: self.candidate.tla}
+        """The spec as files: the root module and the other modules of a multi-file spec."""
+        return self.candidate.files()
 
     def config(self) -> Config:
         return Config.parse(self.candidate.cfg or "")

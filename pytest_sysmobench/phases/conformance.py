@@ -1,84 +1,127 @@
 """P3: can the spec take every step the real system took?
 
 Windows are cut from traces of the running system.  A window passes if the spec, started in
-the window's pre-state (through the mapping), has one step of the window's action that reaches
-the post-state.  All windows of an action are checked in one TLC run: Init ranges over window
-ids, Next is the spec's action conjoined with the post-state, and each window that conforms
-prints its id.  Identical windows are checked once.  Per action the score is 1 iff all its
-windows pass; P3 is the mean over the actions that have windows.
+a spec state that the mapping gives for the window's pre-state, takes a step of the mapped
+action (with up to the mapping's internal steps around it) that reaches a spec state the
+mapping gives for the post-state.  All windows of an action are checked in one TLC run: Init
+ranges over window ids, and each window that conforms prints its id behind a mark that only
+this installation can write (the spec cannot forge it).  Identical windows are checked once.
+Per action the score is 1 iff all its windows pass; P3 is the mean over the actions that have
+windows.
+
+Before any window, the mapping itself is checked against every state of the traces: each
+canonical state must give at least one spec state that maps back onto it.  A mapping that
+fails, or an error inside the mapping's own expressions, is a *mapping error*: not evaluable,
+never the spec's failure.  P4 uses the same check before it trusts the mapping.
 
 Whole-trace validation is recorded as a stricter diagnostic: the longest prefix of each trace
-that the spec's Init and Next accept, with an explicit step counter (level-based indexing is
-wrong when a trace revisits a state).
+that the spec's Init and Next accept, with an explicit step counter.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping as TMapping, Sequence
 
 from ..evaluator import EvaluatorError
-from ..mapping import Mapping, tla_literal
+from ..mapping import CANON, ActionCall, Mapping, record_literal, tla_literal
 from ..scoring import PhaseResult, Status
 from ..tla import modules
 from ..tla.cfg import Config, Section
+from ..tla.expressions import indented
 from ..tla.messages import TlcResult, Verdict
+from ..tla.values import ValueParseError, format_value, parse_value
 from ..traces import Corpus, Trace, Window, load_corpus
 from ._context import CellContext
 
-OK_MARK = "SYSMO_WINDOW_OK"
 HARD_LIMIT_MARGIN_S = 60.0
 BUDGET_S = 60.0
-_OK = re.compile(rf'"{OK_MARK}",\s*(\d+)')
+#: A spec variable that the mapping leaves out starts each window at one of its initial values;
+#: a spec with more initial values than this must map it.
+MAX_DEFAULT_VALUES = 16
+
+
+class MappingProblem(Exception):
+    """The mapping, not the spec, is at fault: the phase is not evaluable."""
 
 
 @dataclass(frozen=True)
-class _Vocabulary:
-    """The spec side of the mapping: which spec variable gets which canonical value.
+class _Codec:
+    """The spec side of a mapping: how a canonical state becomes spec states in TLA+.
 
-    States are written as records keyed by spec variable (plus ``sysmo_dN`` fields for the
-    values of derived canonical variables), gathered in a tuple and indexed by window or step,
-    so each check costs a constant number of evaluations however many windows there are.
+    States are written as records (a field per directly translated spec variable, plus the
+    canonical state itself under ``canon`` when an expression needs it), gathered in a tuple
+    and indexed by window or step, so each check costs a constant number of evaluations
+    however many windows there are.
     """
 
     mapping: Mapping
     spec_variables: tuple[str, ...]
+    defaults: tuple[tuple[str, str], ...] = ()  # spec variable -> TLA+ set of its initial values
     #: Where the mapping came from when an evaluator model proposed it (its name and token use).
     provenance: TMapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def uses_canon(self) -> bool:
+        m = self.mapping
+        return bool(m.state or m.filters() or m.internal
+                    or any(c.args is not None or c.exists for a in m.actions for c in a.calls))
+
     def record(self, state: TMapping[str, Any]) -> str:
-        fields = []
-        for index, vm in enumerate(self.mapping.variables):
-            value = state[vm.canonical]
-            if vm.var is not None:
-                fields.append(f"{vm.var} |-> {vm.canonical_to_spec(value)}")
-            else:
-                fields.append(f"sysmo_d{index} |-> {tla_literal(value)}")
+        fields = [f"{s.var} |-> {s.translate.canonical_to_spec(state[s.translate.canonical])}"
+                  for s in self.mapping.spec_state() if s.translate is not None]
+        if self.uses_canon:
+            fields.append(f"{CANON} |-> {record_literal(state)}")
         return "[" + ", ".join(fields) + "]" if fields else "[sysmo_empty |-> TRUE]"
 
-    def match(self, states: str, index: str, primed: bool) -> list[str]:
-        """Conjuncts saying the (primed) spec state equals states[index]."""
+    def definitions(self) -> list[str]:
+        defs = []
+        for s in self.mapping.state:
+            if s.eq is not None:
+                defs.append(f"SysmoState_{s.var}({CANON}) ==\n{indented(s.eq)}")
+            else:
+                defs.append(f"SysmoAmong_{s.var}({CANON}) ==\n{indented(s.among or '{}')}")
+        for f in self.mapping.filters():
+            defs.append(f"SysmoAbs_{f.canonical} ==\n{indented(f.spec_to_canonical())}")
+        for k, call in enumerate(self.mapping.internal):
+            defs.append(_call_definition(f"SysmoInternal_{k}", call, ()))
+        return defs
+
+    def bind(self, record: str, primed: bool) -> list[str]:
+        """Conjuncts that set (or, primed, check) the spec state from a record: direct values
+        first, then expressions, then candidates and defaults, and only then the filters that
+        read the bound state back (an expression is never evaluated before what it reads)."""
         tick = "'" if primed else ""
         parts = []
-        for i, vm in enumerate(self.mapping.variables):
-            if vm.var is not None:
-                parts.append(f"{vm.var}{tick} = {states}[{index}].{vm.var}")
-            else:
-                parts.append(f"({vm.expr}){tick} = {states}[{index}].sysmo_d{i}")
+        for s in self.mapping.spec_state():
+            if s.translate is not None:
+                parts.append(f"{s.var}{tick} = {record}.{s.var}")
+            elif s.eq is not None:
+                parts.append(f"{s.var}{tick} = SysmoState_{s.var}({record}.{CANON})")
+        parts += [f"{s.var}{tick} \\in SysmoAmong_{s.var}({record}.{CANON})" for s in self.mapping.state if s.among]
+        if not primed:
+            parts += [f"{var} \\in {values}" for var, values in self.defaults]
+        parts += [f"SysmoAbs_{f.canonical}{tick} = {record}.{CANON}.{f.canonical}" for f in self.mapping.filters()]
         return parts
 
-    def auxiliary(self) -> list[str]:
-        return [f"{name} \\in {values}" for name, values in self.mapping.auxiliary]
+    def uncovered(self) -> list[str]:
+        covered = {s.var for s in self.mapping.spec_state()}
+        return [v for v in self.spec_variables if v not in covered]
 
 
-def _unmapped(vocab: _Vocabulary) -> list[str]:
-    covered = {vm.var for vm in vocab.mapping.variables if vm.var} | {n for n, _ in vocab.mapping.auxiliary}
-    return [v for v in vocab.spec_variables if v not in covered]
+def _call_definition(name: str, call: ActionCall, params: Sequence[str]) -> str:
+    args = call.args if call.args is not None else tuple(params)
+    body = call.action + (f"({', '.join(args)})" if args else "")
+    for bound, values in reversed(call.exists):
+        body = f"\\E {bound} \\in ({values}) :\n    {body}"
+    head = f"{name}({', '.join([CANON, *params])})"
+    return f"{head} ==\n{indented(body)}"
 
 
-def _conj(parts: Sequence[str]) -> str:
-    return " /\\ ".join(parts) if parts else "TRUE"
+def _conj(parts: Sequence[str], indent: str = "    ") -> str:
+    if not parts:
+        return "TRUE"
+    return f"\n{indent}/\\ ".join(parts)
 
 
 def _tuple(items: Sequence[str]) -> str:
@@ -87,7 +130,7 @@ def _tuple(items: Sequence[str]) -> str:
 
 def _constants_config(ctx: CellContext, mapping: Mapping, trace_constants: TMapping[str, Any]) -> Config:
     """The spec's CONSTANT bindings, with the constants the traces fix set to the traces' values."""
-    spec_constants, _ = modules.declared(ctx.candidate.tla or "")
+    spec_constants, _ = ctx.candidate.declared()
     overrides: dict[str, str] = {}
     for canonical, expr in mapping.constants:
         if canonical in trace_constants and expr.strip() in spec_constants:
@@ -98,62 +141,163 @@ def _constants_config(ctx: CellContext, mapping: Mapping, trace_constants: TMapp
     for section in ctx.config().sections:
         if section.canonical != "CONSTANT":
             continue
-        body = section.body
-        for name in overrides:
-            body = re.sub(rf"^\s*{re.escape(name)}\s*(=|<-).*$", "", body, flags=re.MULTILINE)
-        sections.append(Section(section.keyword, body))
+        kept = [line for line in section.body.split("\n") if _bound_name(line) not in overrides]
+        sections.append(Section(section.keyword, "\n".join(kept)))
     if overrides:
         sections.append(Section("CONSTANTS", "\n" + "\n".join(f"    {n} = {v}" for n, v in overrides.items()) + "\n"))
     return Config("", tuple(sections))
 
 
-def _window_module(ctx: CellContext, vocab: _Vocabulary, name: str, action: str, windows: Sequence[Window]) -> str:
+def _bound_name(line: str) -> str:
+    """The constant a cfg line binds (``N = 3`` or ``N <- Def``), else ''."""
+    text = line.strip()
+    for sep in ("<-", "="):
+        if sep in text:
+            return text.split(sep, 1)[0].strip()
+    return ""
+
+
+@dataclass(frozen=True)
+class _Module:
+    """A generated check module: its name, text, and the mark its successes print."""
+
+    name: str
+    text: str
+    mark: str
+
+
+def _generated(ctx: CellContext, name: str, body: str) -> _Module:
+    """The module with its verdict mark: keyed by everything it checks, so cacheable."""
+    mark = ctx.toolchain.cache.mark(name, body, ctx.spec_files())
+    return _Module(name, modules.module(name, body.replace("SYSMO_MARK", mark), (ctx.module, "TLC")), mark)
+
+
+def _window_module(ctx: CellContext, codec: _Codec, name: str, action: str, windows: Sequence[Window]) -> _Module:
+    amap = codec.mapping.action(action)
+    params = next((a.params for a in ctx.task.vocabulary.actions if a.name == action), ())
     arity = len(windows[0].args)
-    params = ", ".join(f"SysmoArgs[sysmo_w][{k}]" for k in range(1, arity + 1))
-    call = f"{vocab.mapping.spec_action(action)}({params})" if arity else vocab.mapping.spec_action(action)
-    body = f"""VARIABLES sysmo_w, sysmo_done
+    args = [f"SysmoArgs[sysmo_w][{k}]" for k in range(1, arity + 1)]
+    defs = codec.definitions()
+    steps = []
+    for k, call in enumerate(amap.calls):
+        if call.args is None and not call.exists:
+            steps.append(call.action + (f"({', '.join(args)})" if args else ""))
+        else:
+            defs.append(_call_definition(f"SysmoStep_{k}", call, params[:arity]))
+            steps.append(f"SysmoStep_{k}({', '.join(['SysmoPre[sysmo_w].' + CANON, *args])})")
+    pre = "SysmoPre[sysmo_w]"
+    post_ok = _conj(codec.bind("SysmoPost[sysmo_w]", True), "        ")
+    internal = " \\/ ".join(f"SysmoInternal_{k}({pre}.{CANON})" for k in range(len(codec.mapping.internal)))
+    step = " \\/ ".join(steps)
+    branches = [f"""/\\ ~sysmo_main
+          /\\ {step}
+          /\\ sysmo_main' = TRUE""" + ("" if amap.after else """
+          /\\ SysmoPostOk
+          /\\ PrintT(<<"SYSMO_MARK", sysmo_w>>)""")]
+    if amap.before:
+        branches.insert(0, f"/\\ ~sysmo_main /\\ sysmo_k < {amap.before} /\\ ({internal}) /\\ UNCHANGED sysmo_main")
+    if amap.after:
+        branches.append(f"/\\ sysmo_main /\\ sysmo_k < {amap.before + 1 + amap.after} /\\ ({internal}) /\\ UNCHANGED sysmo_main")
+    choice = "\n       \\/ ".join(branches)
+    late_print = """
+    /\\ IF sysmo_main' /\\ SysmoPostOk THEN PrintT(<<"SYSMO_MARK", sysmo_w>>) ELSE TRUE""" if amap.after else ""
+    body = "\n".join(defs) + f"""
+VARIABLES sysmo_w, sysmo_k, sysmo_main
 SysmoArgs == {_tuple(["<<" + ", ".join(tla_literal(a) for a in w.args) + ">>" for w in windows])}
-SysmoPre == {_tuple([vocab.record(w.pre) for w in windows])}
-SysmoPost == {_tuple([vocab.record(w.post) for w in windows])}
+SysmoPre == {_tuple([codec.record(w.pre) for w in windows])}
+SysmoPost == {_tuple([codec.record(w.post) for w in windows])}
 SysmoInit ==
     /\\ sysmo_w \\in 1..{len(windows)}
-    /\\ sysmo_done = FALSE
-    /\\ {_conj(vocab.match("SysmoPre", "sysmo_w", False) + vocab.auxiliary())}
+    /\\ sysmo_k = 0
+    /\\ sysmo_main = FALSE
+    /\\ {_conj(codec.bind(pre, False))}
+SysmoPostOk ==
+        /\\ {post_ok}
 SysmoNext ==
-    /\\ ~sysmo_done
-    /\\ {call}
-    /\\ {_conj(vocab.match("SysmoPost", "sysmo_w", True))}
-    /\\ sysmo_done' = TRUE
+    /\\ sysmo_k' = sysmo_k + 1
     /\\ UNCHANGED sysmo_w
-    /\\ PrintT(<<"{OK_MARK}", sysmo_w>>)"""
-    return modules.module(name, body, (ctx.module, "TLC"))
+    /\\ \\/ {choice}{late_print}"""
+    return _generated(ctx, name, body)
 
 
-def _trace_module(ctx: CellContext, vocab: _Vocabulary, name: str, trace: Trace) -> str:
-    body = f"""VARIABLE sysmo_i
-SysmoTrace == {_tuple([vocab.record(state) for state in trace.states])}
+def _trace_module(ctx: CellContext, codec: _Codec, name: str, trace: Trace) -> _Module:
+    body = "\n".join(codec.definitions()) + f"""
+VARIABLE sysmo_i
+SysmoTrace == {_tuple([codec.record(state) for state in trace.states])}
 SysmoTraceInit ==
     /\\ sysmo_i = 1
     /\\ Init
-    /\\ {_conj(vocab.match("SysmoTrace", "1", False) + vocab.auxiliary())}
+    /\\ {_conj(codec.bind("SysmoTrace[1]", False))}
 SysmoTraceNext ==
     /\\ sysmo_i < {len(trace.states)}
     /\\ Next
-    /\\ {_conj(vocab.match("SysmoTrace", "sysmo_i + 1", True))}
+    /\\ {_conj(codec.bind("SysmoTrace[sysmo_i + 1]", True))}
     /\\ sysmo_i' = sysmo_i + 1"""
-    return modules.module(name, body, (ctx.module, "TLC"))
+    return _generated(ctx, name, body)
 
 
-def _run(ctx: CellContext, job: str, module: str, text: str, config: Config, init: str, next_: str) -> TlcResult:
+def _states_module(ctx: CellContext, codec: _Codec, name: str, states: Sequence[TMapping[str, Any]]) -> _Module:
+    body = "\n".join(codec.definitions()) + f"""
+VARIABLE sysmo_s
+SysmoStates == {_tuple([codec.record(state) for state in states])}
+SysmoInit ==
+    /\\ sysmo_s \\in 1..{len(states)}
+    /\\ {_conj(codec.bind("SysmoStates[sysmo_s]", False))}
+    /\\ PrintT(<<"SYSMO_MARK", sysmo_s>>)
+SysmoStop == FALSE /\\ UNCHANGED sysmo_s"""
+    return _generated(ctx, name, body)
+
+
+def _init_values_module(ctx: CellContext, name: str, variables: Sequence[str]) -> _Module:
+    body = f"""SysmoStop == FALSE /\\ UNCHANGED <<{', '.join(variables)}>>
+SysmoDump == PrintT(<<"SYSMO_MARK", <<{', '.join(variables)}>>>>)"""
+    return _generated(ctx, name, body)
+
+
+def _run(ctx: CellContext, job: str, module: _Module, config: Config, init: str, next_: str,
+         invariants: Sequence[str] = ()) -> TlcResult:
     cfg = config.with_section("INIT", [init]).with_section("NEXT", [next_])
+    if invariants:
+        cfg = cfg.with_section("INVARIANT", list(invariants))
     return ctx.toolchain.tlc(
         ctx.job_dir("conformance", job),
-        {**ctx.spec_files(), f"{module}.tla": text, f"{module}.cfg": cfg.render()},
-        module,
-        ["-config", f"{module}.cfg", "-workers", "1", "-deadlock"],
+        {**ctx.spec_files(), f"{module.name}.tla": module.text, f"{module.name}.cfg": cfg.render()},
+        module.name,
+        ["-config", f"{module.name}.cfg", "-workers", "1", "-deadlock"],
         timeout_s=BUDGET_S + HARD_LIMIT_MARGIN_S,
         stop_after_s=BUDGET_S,
     ).result
+
+
+def _marked(result: TlcResult, mark: str) -> list[str]:
+    """The printed values that carry the run's mark (anything else a spec printed is ignored)."""
+    return [line for line in result.print_lines if f'"{mark}"' in line]
+
+
+def _marked_ids(result: TlcResult, mark: str) -> set[int]:
+    ids = set()
+    for line in _marked(result, mark):
+        try:
+            value = parse_value(line.strip())
+        except ValueParseError:
+            continue
+        if isinstance(value, tuple) and len(value) == 2 and value[0] == mark and isinstance(value[1], int):
+            ids.add(value[1])
+    return ids
+
+
+def _mapping_fault(result: TlcResult, module: str) -> str | None:
+    """An error raised inside the generated module's own (mapping) expressions, or a module the
+    mapping made unparsable: the mapping's fault, not the spec's."""
+    if result.verdict is Verdict.PARSE_ERROR:
+        return f"the mapping does not fit the spec: {result.summary()}"
+    if result.verdict in (Verdict.EVAL_ERROR, Verdict.ASSERT_FAILED, Verdict.UNKNOWN) and result.positions:
+        if result.positions[-1].module == module:
+            return f"error in a mapping expression: {result.summary()}"
+    if result.verdict in (Verdict.EVAL_ERROR,) and not result.positions and result.location is not None \
+            and result.location.module == module:
+        return f"error in a mapping expression: {result.summary()}"
+    return None
 
 
 @dataclass
@@ -169,15 +313,17 @@ class _ActionOutcome:
         return 1.0 if self.windows and self.passed == self.windows and not self.error else 0.0
 
 
-def _check_action(ctx: CellContext, vocab: _Vocabulary, config: Config, action: str, windows: list[Window]) -> _ActionOutcome:
+def _check_action(ctx: CellContext, codec: _Codec, config: Config, action: str, windows: list[Window]) -> _ActionOutcome:
     unique: dict[str, Window] = {}
     for window in windows:
         unique.setdefault(window.key(), window)
     distinct = list(unique.values())
-    module = f"{ctx.module}_SysmoWin_{action}"
-    result = _run(ctx, f"windows-{action}", module, _window_module(ctx, vocab, module, action, distinct), config,
-                  "SysmoInit", "SysmoNext")
-    ok_ids = {int(m.group(1)) for line in result.print_lines for m in _OK.finditer(line)}
+    module = _window_module(ctx, codec, f"{ctx.module}_SysmoWin_{action}", action, distinct)
+    result = _run(ctx, f"windows-{action}", module, config, "SysmoInit", "SysmoNext")
+    fault = _mapping_fault(result, module.name)
+    if fault is not None:
+        raise MappingProblem(f"{action}: {fault}")
+    ok_ids = _marked_ids(result, module.mark)
     ok_keys = {distinct[i - 1].key() for i in ok_ids if 0 < i <= len(distinct)}
     passed = sum(1 for w in windows if w.key() in ok_keys)
     outcome = _ActionOutcome(action, len(windows), passed)
@@ -189,10 +335,9 @@ def _check_action(ctx: CellContext, vocab: _Vocabulary, config: Config, action: 
     return outcome
 
 
-def _check_trace(ctx: CellContext, vocab: _Vocabulary, config: Config, index: int, trace: Trace) -> dict[str, Any]:
-    module = f"{ctx.module}_SysmoTrace_{index}"
-    result = _run(ctx, f"trace-{index}", module, _trace_module(ctx, vocab, module, trace), config,
-                  "SysmoTraceInit", "SysmoTraceNext")
+def _check_trace(ctx: CellContext, codec: _Codec, config: Config, index: int, trace: Trace) -> dict[str, Any]:
+    module = _trace_module(ctx, codec, f"{ctx.module}_SysmoTrace_{index}", trace)
+    result = _run(ctx, f"trace-{index}", module, config, "SysmoTraceInit", "SysmoTraceNext")
     accepted = result.depth if result.depth is not None else 0
     if result.verdict is Verdict.VACUOUS:
         accepted = 0
@@ -205,51 +350,118 @@ def _check_trace(ctx: CellContext, vocab: _Vocabulary, config: Config, index: in
     }
 
 
-def _prepare(ctx: CellContext) -> tuple[Corpus | None, _Vocabulary | None, PhaseResult | None]:
+def _defaults(ctx: CellContext, codec: _Codec, config: Config) -> _Codec:
+    """Start values for the spec variables the mapping leaves out: their initial values."""
+    missing = codec.uncovered()
+    if not missing:
+        return codec
+    module = _init_values_module(ctx, f"{ctx.module}_SysmoInitValues", missing)
+    result = _run(ctx, "init-values", module, config, "Init", "SysmoStop", ["SysmoDump"])
+    if result.verdict is not Verdict.OK:
+        raise MappingProblem(f"spec variable(s) {', '.join(missing)} have no mapping, and their initial values could "
+                             f"not be read from the spec's Init: {result.summary()}")
+    seen: list[set[str]] = [set() for _ in missing]
+    for line in _marked(result, module.mark):
+        try:
+            value = parse_value(line.strip())
+        except ValueParseError:
+            continue
+        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], tuple) and len(value[1]) == len(missing):
+            for k, item in enumerate(value[1]):
+                seen[k].add(format_value(item))
+    for var, values in zip(missing, seen):
+        if not values or len(values) > MAX_DEFAULT_VALUES:
+            raise MappingProblem(f"spec variable {var} has no mapping and {len(values)} initial values "
+                                 f"(at most {MAX_DEFAULT_VALUES} are tried): give it under 'state' in the mapping")
+    defaults = tuple((var, "{" + ", ".join(sorted(values)) + "}") for var, values in zip(missing, seen))
+    return _Codec(codec.mapping, codec.spec_variables, defaults, codec.provenance)
+
+
+def _check_mapping(ctx: CellContext, codec: _Codec, config: Config, corpus: Corpus) -> None:
+    """Every state of the traces must give a spec state that maps back onto it."""
+    if not codec.mapping.needs_check:
+        return
+    states: dict[str, TMapping[str, Any]] = {}
+    for trace in corpus.traces:
+        for state in trace.states:
+            states.setdefault(record_literal(state), state)
+    ordered = list(states.values())
+    module = _states_module(ctx, codec, f"{ctx.module}_SysmoMapCheck", ordered)
+    result = _run(ctx, "mapping-check", module, config, "SysmoInit", "SysmoStop")
+    fault = _mapping_fault(result, module.name)
+    if fault is not None:
+        raise MappingProblem(fault)
+    if result.verdict not in (Verdict.OK, Verdict.VACUOUS):
+        raise MappingProblem(f"the mapping could not be checked against the traces: {result.summary()}")
+    found = _marked_ids(result, module.mark)
+    lost = [i for i in range(1, len(ordered) + 1) if i not in found]
+    if lost:
+        raise MappingProblem(
+            f"{len(lost)} of {len(ordered)} trace states have no spec state that maps back onto them; "
+            f"first: {record_literal(ordered[lost[0] - 1])[:600]}")
+
+
+def prepare_codec(ctx: CellContext, mapping: Mapping, corpus: Corpus,
+                  provenance: TMapping[str, Any] | None = None) -> tuple[_Codec, Config]:
+    """The mapping made ready for checks (defaults read, checked against the traces), or raise
+    MappingProblem.  P4 calls this too before it trusts a mapping."""
+    _, spec_variables = ctx.candidate.declared()
+    config = _constants_config(ctx, mapping, corpus.constants)
+    codec = _defaults(ctx, _Codec(mapping, tuple(spec_variables), (), dict(provenance or {})), config)
+    _check_mapping(ctx, codec, config, corpus)
+    return codec, config
+
+
+def _prepare(ctx: CellContext) -> tuple[Corpus | None, _Codec | None, Config | None, PhaseResult | None]:
     corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
     if not corpus.traces and not corpus.errors:
-        return None, None, PhaseResult("conformance", Status.SKIPPED, 0.0, f"skipped: no traces for task {ctx.task.name}")
+        return None, None, None, PhaseResult("conformance", Status.SKIPPED, 0.0, f"skipped: no traces for task {ctx.task.name}")
     if corpus.errors:
-        return None, None, PhaseResult("conformance", Status.ERROR, None, f"corrupt trace: {corpus.errors[0]}",
-                                       {"trace_errors": list(corpus.errors)})
+        return None, None, None, PhaseResult("conformance", Status.ERROR, None, f"corrupt trace: {corpus.errors[0]}",
+                                             {"trace_errors": list(corpus.errors)})
     mapping = ctx.candidate.mapping
     provenance: dict[str, Any] = {}
     if mapping is None and ctx.evaluator is not None and ctx.candidate.tla is not None:
         try:
             mapping, use = ctx.evaluator.mapping(ctx.task, ctx.candidate.tla)
         except EvaluatorError as exc:
-            return None, None, PhaseResult("conformance", Status.ERROR, None, str(exc))
+            return None, None, None, PhaseResult("conformance", Status.ERROR, None, str(exc))
         provenance = {"evaluator": ctx.evaluator.name, "evaluator_use": use.as_dict()}
     if mapping is None:
         reason = ctx.candidate.mapping_problem or "not evaluable: no mapping to the canonical vocabulary"
-        return None, None, PhaseResult("conformance", Status.NOT_EVALUABLE, 0.0,
-                                       f"{reason}; no evaluator model (--sysmobench-evaluator) to propose one")
-    _, spec_variables = modules.declared(ctx.candidate.tla or "")
-    vocab = _Vocabulary(mapping, tuple(spec_variables), provenance)
-    unmapped = _unmapped(vocab)
-    if unmapped:
-        return None, None, PhaseResult(
-            "conformance", Status.NOT_EVALUABLE, 0.0,
-            f"not evaluable: spec variable(s) {', '.join(unmapped)} have no canonical counterpart "
-            "(give them start values under 'auxiliary' in the mapping)",
-            dict(provenance),
-        )
-    return corpus, vocab, None
+        return None, None, None, PhaseResult("conformance", Status.NOT_EVALUABLE, 0.0,
+                                             f"{reason}; no evaluator model (--sysmobench-evaluator) to propose one")
+    try:
+        codec, config = prepare_codec(ctx, mapping, corpus, provenance)
+    except MappingProblem as exc:
+        return None, None, None, _mapping_error(exc, mapping, provenance)
+    return corpus, codec, config, None
+
+
+def _mapping_error(exc: MappingProblem, mapping: Mapping, provenance: TMapping[str, Any]) -> PhaseResult:
+    return PhaseResult("conformance", Status.NOT_EVALUABLE, None, f"mapping error: {exc}",
+                       {"mapping": mapping.describe(), "mapping_error": str(exc), **provenance})
 
 
 def check_conformance(ctx: CellContext) -> PhaseResult:
-    corpus, vocab, early = _prepare(ctx)
+    corpus, codec, config, early = _prepare(ctx)
     if early is not None:
         return early
-    assert corpus is not None and vocab is not None
-    config = _constants_config(ctx, vocab.mapping, corpus.constants)
+    assert corpus is not None and codec is not None and config is not None
     windows: dict[str, list[Window]] = {}
     for trace in corpus.traces:
         for window in trace.windows():
             windows.setdefault(window.action, []).append(window)
     targets = [a for a in (ctx.task.target_actions or tuple(windows)) if windows.get(a)]
-    outcomes = [_check_action(ctx, vocab, config, action, windows[action]) for action in targets]
-    whole = [_check_trace(ctx, vocab, config, i, trace) for i, trace in enumerate(corpus.traces, start=1)]
+    try:
+        outcomes = [_check_action(ctx, codec, config, action, windows[action]) for action in targets]
+    except MappingProblem as exc:
+        return _mapping_error(exc, codec.mapping, codec.provenance)
+    whole = [_check_trace(ctx, codec, config, i, trace) for i, trace in enumerate(corpus.traces, start=1)]
+    return _verdict(outcomes, whole, corpus, codec)
+
+
+def _verdict(outcomes: list[_ActionOutcome], whole: list[dict[str, Any]], corpus: Corpus, codec: _Codec) -> PhaseResult:
     total = sum(o.windows for o in outcomes)
     passed = sum(o.passed for o in outcomes)
     score = sum(o.score for o in outcomes) / len(outcomes) if outcomes else 0.0
@@ -260,8 +472,9 @@ def check_conformance(ctx: CellContext) -> PhaseResult:
         "windows": total,
         "traces": whole,
         "trace_corpus_sha256": corpus.sha256,
-        "mapping": vocab.mapping.describe(),
-        **vocab.provenance,
+        "mapping": codec.mapping.describe(),
+        "defaults": dict(codec.defaults),
+        **codec.provenance,
     }
     if not outcomes:
         return PhaseResult("conformance", Status.SKIPPED, 0.0, "skipped: the traces have no windows of target actions", details)
@@ -275,5 +488,5 @@ def check_conformance(ctx: CellContext) -> PhaseResult:
         reason += f"\nTLC: {first.error}"
     if first.first_failure:
         reason += f"\nfirst failing window of {first.action}: {first.first_failure}"
-    reason += f"\nmapping: {vocab.mapping.describe()}"
+    reason += f"\nmapping: {codec.mapping.describe()}"
     return PhaseResult("conformance", Status.FAILED, round(score, 6), reason, details)

@@ -20,6 +20,7 @@ from ..tasks import InvariantTemplate, Task
 from ..tla import modules
 from ..tla.cfg import UNSUPPORTED_IN_215, Config
 from ..tla.messages import TlcResult, Verdict
+from ..traces import load_corpus
 from ._context import CellContext
 
 PREFIX = "Sysmo_"
@@ -214,6 +215,24 @@ def _translated(ctx: CellContext, config: Config) -> tuple[_Checker, list[Templa
     return checker, rejected, info
 
 
+def _mapping_problem(ctx: CellContext, mapping: Mapping) -> str | None:
+    """A mapping is trusted only once every traced state maps through it and back: a mapping
+    that cannot represent what the real system did would make the templates judge some other
+    system (and could make a broken spec look correct)."""
+    from .conformance import MappingProblem, prepare_codec
+
+    if not mapping.needs_check:
+        return None
+    corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
+    if not corpus.traces:
+        return None
+    try:
+        prepare_codec(ctx, mapping, corpus)
+    except MappingProblem as exc:
+        return str(exc)
+    return None
+
+
 def check_invariants(ctx: CellContext) -> PhaseResult:
     candidate = ctx.candidate
     config, removed = ctx.config().without(UNSUPPORTED_IN_215)
@@ -221,6 +240,10 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
     outcomes: list[TemplateOutcome] = []
     templates = list(ctx.task.templates)
     if candidate.mapping is not None:
+        problem = _mapping_problem(ctx, candidate.mapping)
+        if problem is not None:
+            return PhaseResult("invariants", Status.NOT_EVALUABLE, None, f"mapping error: {problem}",
+                               {"mapping": candidate.mapping.describe(), "mapping_error": problem})
         checker = _Checker.mapped(ctx, candidate.mapping, config)
         info: dict[str, Any] = {"mapping": candidate.mapping.describe(),
                                 "task_constraint": ctx.task.invariants.constraint or None}
@@ -238,24 +261,40 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
     outcomes += _safety(checker, [t for t in templates if t.kind == "safety"])
     outcomes += _liveness(checker, [t for t in templates if t.kind == "liveness"])
     outcomes = _order(ctx.task, outcomes)
+    return _verdict(outcomes, {**info, "cfg_removed": removed + stripped})
+
+
+def _verdict(outcomes: list[TemplateOutcome], info: dict[str, Any]) -> PhaseResult:
+    """Score over the templates TLC decided; a run without a verdict is not charged to the spec.
+
+    A template whose check hit its budget is *inconclusive*: reported with the states explored,
+    left out of the denominator.  When no template was decided, the phase is inconclusive.
+    """
     passed = sum(1 for o in outcomes if o.status == "passed")
     failed = [o for o in outcomes if o.status == "failed"]
     inconclusive = [o for o in outcomes if o.status == "inconclusive"]
-    score = passed / len(outcomes) if outcomes else 0.0
+    decided = passed + len(failed)
     details: dict[str, Any] = {
         "templates": [o.as_dict() for o in outcomes],
         **info,
-        "cfg_removed": removed + stripped,
         "passed": passed,
+        "decided": decided,
+        "inconclusive": len(inconclusive),
+        "inconclusive_states": {o.name: o.states for o in inconclusive},
         "total": len(outcomes),
     }
+    note = ""
+    if inconclusive:
+        states = ", ".join(f"{o.name} ({o.states if o.states is not None else '?'} states)" for o in inconclusive)
+        note = f"; {len(inconclusive)} inconclusive, not counted: {states}: {inconclusive[0].reason}"
     if failed:
         first = failed[0]
         trace = ("\n" + "\n".join(first.trace)) if first.trace else ""
-        reason = f"{passed}/{len(outcomes)} templates hold; {first.reason}{trace}"
-        return PhaseResult("invariants", Status.FAILED, round(score, 6), reason, details)
-    if inconclusive:
-        names = ", ".join(o.name for o in inconclusive)
-        return PhaseResult("invariants", Status.INCONCLUSIVE, round(score, 6),
-                           f"inconclusive: {names} ({inconclusive[0].reason})", details)
-    return PhaseResult("invariants", Status.PASSED, 1.0, f"all {len(outcomes)} templates hold", details)
+        reason = f"{passed}/{decided} decided templates hold{note}; {first.reason}{trace}"
+        return PhaseResult("invariants", Status.FAILED, round(passed / decided, 6), reason, details)
+    if not decided:
+        if not outcomes:
+            return PhaseResult("invariants", Status.SKIPPED, None, "skipped: the task has no invariant templates", details)
+        return PhaseResult("invariants", Status.INCONCLUSIVE, None, f"inconclusive: no template was decided{note}", details)
+    held = f"all {decided} decided templates hold" if inconclusive else f"all {decided} templates hold"
+    return PhaseResult("invariants", Status.PASSED, 1.0, f"{held}{note}", details)

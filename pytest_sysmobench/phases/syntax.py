@@ -51,7 +51,7 @@ def _unit_module(name: str, extends: list[str], declarations: str, stubs: list[s
 def _resolvable_extends(ctx: CellContext, spec: str) -> list[str]:
     from ..tla.toolchain import LIBRARY_DIR
 
-    library = {p.stem for p in LIBRARY_DIR.glob("*.tla")}
+    library = {p.stem for p in LIBRARY_DIR.glob("*.tla")} | {name for name, _ in ctx.candidate.extra_modules}
     wanted = [m for m in modules.extends(spec) if m in STANDARD or m in library]
     return wanted or list(STANDARD)
 
@@ -62,7 +62,9 @@ def _unit_parses(ctx: CellContext, index: int, unit: modules.Unit, extends: list
     workdir = ctx.job_dir("syntax", "units")
     for _ in range(STUB_ROUNDS):
         text = _unit_module(name, extends, declarations, stubs, unit.text)
-        run = ctx.toolchain.sany(workdir, {f"{name}.tla": text}, name, timeout_s=30)
+        files = {**ctx.spec_files(), f"{name}.tla": text}
+        files.pop(ctx.spec_file)
+        run = ctx.toolchain.sany(workdir, files, name, timeout_s=30)
         if run.result.ok:
             return True
         unknown = [n for n in unknown_operators(run.result) if n != unit.name]

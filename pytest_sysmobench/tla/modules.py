@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_HEADER = re.compile(r"^\s*-{4,}\s*MODULE\s+(\S+)\s*-{4,}", re.MULTILINE)
-_FOOTER = re.compile(r"^\s*={4,}\s*$", re.MULTILINE)
+#: Matched against one line at a time, anchored at its start: linear in the text however
+#: hostile (``^\s*`` over MULTILINE text crosses blank lines and goes quadratic).
+_HEADER_LINE = re.compile(r"[ \t]*-{4,}[ \t]*MODULE[ \t]+([A-Za-z0-9_]+)")
+_FOOTER_LINE = re.compile(r"[ \t]*={4,}[ \t]*$")
 _DEFINITION = re.compile(
     r"^(?:LOCAL\s+)?(?:RECURSIVE\s+\S.*\n)?([A-Za-z_][A-Za-z0-9_]*)\s*(\[[^\]\n]*\]|\([^)\n]*\))?\s*(?:==|\u225c)",
     re.MULTILINE,
@@ -19,7 +21,7 @@ _DEFINITION = re.compile(
 _KEYWORD_LINE = re.compile(
     r"^(?:EXTENDS|CONSTANTS?|VARIABLES?|ASSUME|ASSUMPTION|THEOREM|LEMMA|INSTANCE|LOCAL\s+INSTANCE|RECURSIVE|-{4,}|={4,})\b"
 )
-_DECL = re.compile(r"^\s*(CONSTANTS?|VARIABLES?)\b(.*?)(?=^\S|\Z)", re.MULTILINE | re.DOTALL)
+_DECL = re.compile(r"^[ \t]*(CONSTANTS?|VARIABLES?)\b(.*?)(?=^\S|\Z)", re.MULTILINE | re.DOTALL)
 
 
 def strip_comments(text: str) -> str:
@@ -57,18 +59,78 @@ def strip_comments(text: str) -> str:
     return "".join(out)
 
 
+def normalize_newlines(text: str) -> str:
+    """SANY accepts \\r\\n and lone \\r line ends; everything here reads \\n."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+@dataclass(frozen=True)
+class ModuleSpan:
+    """Where one top-level module lies in a text: lines ``start`` to ``end`` inclusive (0-based)."""
+
+    name: str
+    start: int
+    end: int
+    closed: bool
+    nested: tuple[tuple[int, int], ...] = ()  # line ranges of modules nested inside it
+
+
+def module_spans(text: str) -> list[ModuleSpan]:
+    """Every top-level module in text, with the modules nested inside each.
+
+    Read line by line on the comment-free text (a ``====`` inside a comment closes nothing),
+    counting nesting: a module ends at the footer that brings the depth back to zero.
+    """
+    lines = strip_comments(normalize_newlines(text)).split("\n")
+    spans: list[ModuleSpan] = []
+    depth, start, name = 0, 0, ""
+    nested: list[tuple[int, int]] = []
+    inner_start: list[int] = []
+    for number, line in enumerate(lines):
+        header = _HEADER_LINE.match(line) if "MODULE" in line else None
+        if header is not None:
+            if depth == 0:
+                start, name, nested = number, header.group(1), []
+            else:
+                inner_start.append(number)
+            depth += 1
+        elif depth and _FOOTER_LINE.match(line):
+            depth -= 1
+            if depth == 0:
+                spans.append(ModuleSpan(name, start, number, True, tuple(nested)))
+            elif inner_start:
+                first = inner_start.pop()
+                if depth == 1:
+                    nested.append((first, number))
+    if depth:
+        spans.append(ModuleSpan(name, start, len(lines) - 1, False, tuple(nested)))
+    return spans
+
+
+def split_modules(text: str) -> list[tuple[str, str]]:
+    """(name, source) of each top-level module in text, nested modules kept inside their parent."""
+    raw = normalize_newlines(text).split("\n")
+    return [(span.name, "\n".join(raw[span.start : span.end + 1]).rstrip("\n") + "\n") for span in module_spans(text)]
+
+
 def module_name(text: str) -> str | None:
-    match = _HEADER.search(text)
-    return match.group(1) if match else None
+    spans = module_spans(text)
+    return spans[0].name if spans else None
 
 
 def body(text: str) -> str:
-    """The module body between the header line and the closing ====, without comments."""
-    clean = strip_comments(text)
-    header = _HEADER.search(clean)
-    start = header.end() if header else 0
-    footer = _FOOTER.search(clean, start)
-    return clean[start : footer.start() if footer else len(clean)]
+    """The first module's own body: after its header line, before its closing ====, without
+    comments and without the modules nested in it (their declarations are not its own)."""
+    clean = strip_comments(normalize_newlines(text)).split("\n")
+    spans = module_spans(text)
+    if not spans:
+        return "\n".join(clean)
+    span = spans[0]
+    lines = clean[span.start + 1 : span.end if span.closed else span.end + 1]
+    for first, last in span.nested:
+        for k in range(first, last + 1):
+            lines[k - span.start - 1] = ""
+    return "\n".join(lines)
 
 
 def extends(text: str) -> list[str]:
@@ -89,6 +151,25 @@ def declared(text: str) -> tuple[list[str], list[str]]:
     for match in _DECL.finditer(body(text)):
         target = constants if match.group(1).startswith("CONSTANT") else variables
         target += _names(match.group(2))
+    return constants, variables
+
+
+def declared_with(text: str, others: dict[str, str]) -> tuple[list[str], list[str]]:
+    """Declared (constants, variables) of a module and of the modules it EXTENDS among others
+    (a spec split over files declares its state where it likes)."""
+    constants: list[str] = []
+    variables: list[str] = []
+    seen: set[str] = set()
+    pending = [text]
+    while pending:
+        current = pending.pop(0)
+        c, v = declared(current)
+        constants += [n for n in c if n not in constants]
+        variables += [n for n in v if n not in variables]
+        for name in extends(current):
+            if name in others and name not in seen:
+                seen.add(name)
+                pending.append(others[name])
     return constants, variables
 
 
@@ -140,15 +221,6 @@ def definition_at(text: str, line: int) -> str | None:
             break
         best = match.group(1)
     return best
-
-
-def append_before_footer(text: str, addition: str) -> str:
-    """Insert definitions just before the module's closing ==== line."""
-    matches = list(_FOOTER.finditer(text))
-    if not matches:
-        return text.rstrip("\n") + "\n" + addition.rstrip("\n") + "\n====\n"
-    cut = matches[-1].start()
-    return text[:cut].rstrip("\n") + "\n\n" + addition.rstrip("\n") + "\n" + text[cut:]
 
 
 def module(name: str, lines: str, extends_: list[str] | tuple[str, ...] = ()) -> str:
