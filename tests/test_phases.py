@@ -9,7 +9,7 @@ import pytest
 
 from pytest_sysmobench import Status, load_task
 from pytest_sysmobench.mapping import identity_mapping, load_mapping
-from pytest_sysmobench.models import MutantSource, ReferenceSource
+from pytest_sysmobench.models import Candidate, MutantSource, ReferenceSource
 from pytest_sysmobench.phases.invariants import canon_module, check_module
 from pytest_sysmobench.session import Scorer
 
@@ -61,16 +61,17 @@ def test_check_module_instances_the_canonical_module_through_the_mapping() -> No
     mapping = load_mapping(TASK.reference_mapping, TASK)
     text = check_module(TASK, mapping)
     assert "INSTANCE Spin_SysmoCanon WITH" in text and "locked <- lock" in text
-    assert 'pc[sysmo_x] = "spin" -> "spinning"' in text
+    assert 'pc[sysmo_x] = ("spin") -> ("spinning")' in text
     canon = canon_module(TASK)
     assert "VARIABLES locked, pc, request" in canon and "MutualExclusion ==" in canon
 
 
 def test_identity_mapping_needs_every_canonical_name() -> None:
     reference = TASK.reference_spec.read_text()
-    assert identity_mapping(TASK, reference).missing == ("locked", "request")
+    spec = Candidate(TASK.name, "t", 0, TASK.module, "test", tla=reference)
+    assert identity_mapping(TASK, spec).missing == ("locked", "request")
     canonical = reference.replace("callType", "request").replace("lock,", "locked,")
-    assert identity_mapping(TASK, canonical).mapping is not None
+    assert identity_mapping(TASK, dataclasses.replace(spec, tla=canonical)).mapping is not None
 
 
 def test_a_task_constraint_bounds_p4_for_every_spec_through_the_mapping(scorer: Scorer, tmp_path: Path) -> None:

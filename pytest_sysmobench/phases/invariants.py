@@ -118,7 +118,14 @@ class _Checker:
             timeout_s=budget + HARD_LIMIT_MARGIN_S,
             stop_after_s=budget,
         )
+        if run.result.verdict is Verdict.PARSE_ERROR:
+            # The spec passed SANY on its own: what does not parse is the mapping in it.
+            raise _Unparsable(f"the mapped templates do not parse against the spec: {run.result.summary()}")
         return run.result
+
+
+class _Unparsable(Exception):
+    """The generated check module does not parse: a mapping (or translation) fault."""
 
 
 def _verdict_outcome(template: InvariantTemplate, result: TlcResult, violated: bool) -> TemplateOutcome:
@@ -258,8 +265,11 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
         reason = candidate.mapping_problem or "not evaluable: no mapping to the canonical vocabulary"
         return PhaseResult("invariants", Status.NOT_EVALUABLE, 0.0,
                            f"{reason}; no evaluator model (--sysmobench-evaluator) to translate the templates")
-    outcomes += _safety(checker, [t for t in templates if t.kind == "safety"])
-    outcomes += _liveness(checker, [t for t in templates if t.kind == "liveness"])
+    try:
+        outcomes += _safety(checker, [t for t in templates if t.kind == "safety"])
+        outcomes += _liveness(checker, [t for t in templates if t.kind == "liveness"])
+    except _Unparsable as exc:
+        return PhaseResult("invariants", Status.NOT_EVALUABLE, None, f"mapping error: {exc}", info)
     outcomes = _order(ctx.task, outcomes)
     return _verdict(outcomes, {**info, "cfg_removed": removed + stripped})
 

@@ -68,6 +68,8 @@ def _scan(text: str) -> None:
                 lets -= 1
             i = end
             continue
+        if pair == "<-":
+            raise ExpressionError("'<-' (a substitution) is not allowed in an expression")
         if pair == "==":
             if not lets:
                 raise ExpressionError("'==' outside a LET ... IN would start a new definition")

@@ -1,0 +1,226 @@
+"""Specs the project did not write for itself: other names, records, bags, several modules,
+other action arities, internal steps, TLAPS proofs.  Each scores 1.0 in every phase through a
+version-2 mapping, and a bug seeded into each is caught by the phase it belongs to.  Real SANY
+and TLC throughout.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pytest_sysmobench import PHASES, Status, load_task
+from pytest_sysmobench.mapping import MappingError, load_mapping
+from pytest_sysmobench.models import ReplaySource
+from pytest_sysmobench.session import Scorer
+
+ROOT = Path(__file__).resolve().parents[1]
+FOREIGN = ROOT / "tests" / "data" / "foreign"
+TRACES = ROOT / "data" / "traces"
+SPECS = [(flavour, task) for flavour in ("records", "sets") for task in ("spin", "mutex")]
+
+
+@pytest.fixture(scope="module")
+def scorer(tmp_path_factory: pytest.TempPathFactory) -> Scorer:
+    with Scorer(tmp_path_factory.mktemp("foreign"), use_cache=False, traces_dir=TRACES) as scorer:
+        yield scorer
+
+
+def _replay(tmp_path: Path, flavour: str, task: str, edits: list[tuple[str, str]] = (),
+            mapping: str | None = None) -> ReplaySource:
+    """A copy of a foreign spec folder, with edits applied to its root module (and a mapping)."""
+    target = tmp_path / flavour / task
+    shutil.copytree(FOREIGN / flavour / task, target)
+    module = load_task(ROOT / "tasks" / task).module
+    root = target / f"{module}.tla"
+    text = root.read_text()
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    root.write_text(text)
+    if mapping is not None:
+        (target / "mapping.yaml").write_text(mapping)
+    return ReplaySource(tmp_path / flavour)
+
+
+@pytest.mark.parametrize(("flavour", "task"), SPECS, ids=[f"{f}-{t}" for f, t in SPECS])
+def test_a_foreign_spec_scores_full_marks_in_every_phase(scorer: Scorer, flavour: str, task: str) -> None:
+    results = scorer.cell(load_task(ROOT / "tasks" / task), ReplaySource(FOREIGN / flavour)).evaluate()
+    for phase in PHASES:
+        assert results[phase].status is Status.PASSED, (phase, results[phase].reason)
+        assert results[phase].score == 1.0
+
+
+def test_a_multi_module_spec_is_scored_with_its_modules_beside_it(scorer: Scorer) -> None:
+    cell = scorer.cell(load_task(ROOT / "tasks" / "spin"), ReplaySource(FOREIGN / "records"))
+    assert [name for name, _ in cell.candidate().extra_modules] == ["SpinBase"]
+    assert (cell.run_dir / "SpinBase.tla").is_file()
+    details = cell.result("conformance").details
+    assert details["defaults"] == {"lastOwner": '{"nobody"}'}
+
+
+@dataclass(frozen=True)
+class Bug:
+    flavour: str
+    task: str
+    phase: str
+    expect: str
+    edits: tuple[tuple[str, str], ...]
+
+
+BUGS = [
+    # A spin lock whose lock() may only be called while the lock is free: fewer behaviours, so
+    # every invariant still holds, but the real threads called lock() on a held lock.
+    Bug("records", "spin", "conformance", "Lock (", (
+        ('    /\\ kind = "lock"\n', '    /\\ kind = "lock"\n    /\\ ~flag\n'),)),
+    # No fairness: a holder may keep the lock forever.
+    Bug("sets", "spin", "invariants", "EventualRelease", (
+        (" /\\ \\A t \\in T : WF_vars(Win(t)) /\\ WF_vars(Drop(t))", ""),)),
+    # try_lock refuses to barge past waiting threads: a fair lock, which parking_lot's is not.
+    Bug("sets", "mutex", "conformance", "TryLock (", (
+        ("Barge(t) ==\n    /\\ Idle(t)\n", "Barge(t) ==\n    /\\ Idle(t)\n    /\\ queue = EmptyBag\n"),)),
+    # A waiting thread takes the lock without looking at the lock word.
+    Bug("records", "mutex", "invariants", "MutualExclusion", (
+        ("Take(w) == th[w] = Waiting /\\ word = 0 /\\ ", "Take(w) == th[w] = Waiting /\\ "),)),
+]
+
+
+@pytest.mark.parametrize("bug", BUGS, ids=[f"{b.flavour}-{b.task}-{b.phase}" for b in BUGS])
+def test_a_bug_in_a_foreign_spec_is_caught_by_its_phase(scorer: Scorer, tmp_path: Path, bug: Bug) -> None:
+    cell = scorer.cell(load_task(ROOT / "tasks" / bug.task), _replay(tmp_path, bug.flavour, bug.task, list(bug.edits)))
+    for phase in PHASES[: PHASES.index(bug.phase)]:
+        assert cell.result(phase).status is Status.PASSED, (phase, cell.result(phase).reason)
+    caught = cell.result(bug.phase)
+    assert caught.status is Status.FAILED, caught.reason
+    assert bug.expect in caught.reason
+
+
+V1_WITH_AUXILIARY = r"""
+constants: {Threads: T}
+variables:
+  locked: {expr: 'bit = 1'}
+  pc: {expr: '[t \in T |-> IF t = holder THEN "locked" ELSE IF t \in waiting THEN "spinning" ELSE "idle"]'}
+  request: {var: how, shape: function, values: {none: '"-"', lock: '"L"', try: '"T"'}}
+actions: {Lock: {action: Begin}, Acquire: {action: Win}, Unlock: {action: Drop}, TryLock: {action: TryWin},
+          TryLockFail: {action: TryLose}}
+auxiliary:
+  bit: '{0, 1}'
+  waiting: 'SUBSET T'
+  holder: 'T \cup {None}'
+"""
+
+
+def test_expressions_are_read_only_after_the_auxiliary_variables_they_read_are_bound(scorer: Scorer,
+                                                                                      tmp_path: Path) -> None:
+    """A version-1 mapping: the expressions for locked and pc read bit, waiting and holder, which
+    only 'auxiliary' gives start values; they must be evaluated after those are bound."""
+    helpers = ("Next ==", "TryWin(t) == Attempt(t, TRUE)\nTryLose(t) == Attempt(t, FALSE)\nNext ==")
+    source = _replay(tmp_path, "sets", "spin", [helpers], mapping=V1_WITH_AUXILIARY)
+    result = scorer.cell(load_task(ROOT / "tasks" / "spin"), source).result("conformance")
+    assert result.status is Status.PASSED, result.reason
+
+
+BROKEN_STATE = (FOREIGN / "sets" / "spin" / "mapping.yaml").read_text().replace(
+    "bit: 'IF canon.locked THEN 1 ELSE 0'", "bit: '0'")
+
+
+def test_a_mapping_that_cannot_represent_the_traces_is_a_mapping_error_not_a_failure(scorer: Scorer,
+                                                                                        tmp_path: Path) -> None:
+    cell = scorer.cell(load_task(ROOT / "tasks" / "spin"), _replay(tmp_path, "sets", "spin", mapping=BROKEN_STATE))
+    for phase in ("conformance", "invariants"):
+        result = cell.result(phase)
+        assert result.status is Status.NOT_EVALUABLE, (phase, result.reason)
+        assert result.reason.startswith("mapping error:") and "trace states" in result.reason
+
+
+def test_a_mapping_that_lies_about_the_spec_cannot_make_a_broken_spec_pass_p4(scorer: Scorer, tmp_path: Path) -> None:
+    """A spec that breaks mutual exclusion, with a mapping that hides every holder but one from
+    the templates: the traces expose the mapping before any template is judged through it."""
+    lying = (FOREIGN / "records" / "mutex" / "mapping.yaml").read_text().replace(
+        "pc: {expr: '[w \\in Workers |-> CASE", "pc: {expr: '[w \\in Workers |-> IF w # CHOOSE x \\in Workers : TRUE "
+        "/\\ th[w].where = \"inside\" THEN \"idle\" ELSE CASE")
+    assert lying != (FOREIGN / "records" / "mutex" / "mapping.yaml").read_text()
+    source = _replay(tmp_path, "records", "mutex", [("Take(w) == th[w] = Waiting /\\ word = 0 /\\ ",
+                                                      "Take(w) == th[w] = Waiting /\\ ")], mapping=lying)
+    result = scorer.cell(load_task(ROOT / "tasks" / "mutex"), source).result("invariants")
+    assert result.status is not Status.PASSED, result.reason
+
+
+def test_printed_marks_cannot_forge_conformance(scorer: Scorer, tmp_path: Path) -> None:
+    """A spec whose failed try_lock changes the state, and which prints every success mark an
+    earlier version of the harness looked for, for every window id."""
+    forged = "\n".join(f'ASSUME PrintT(<<"SYSMO_WINDOW_OK", {i}>>)' for i in range(1, 400))
+    source = _replay(tmp_path, "sets", "spin", [
+        ("       ELSE /\\ bit = 1\n            /\\ UNCHANGED vars",
+         "       ELSE /\\ bit = 1\n            /\\ how' = [how EXCEPT ![t] = \"T\"]\n            /\\ UNCHANGED <<bit, waiting, holder>>"),
+        ("Next ==", forged + "\nNext =="),
+        ("EXTENDS Naturals, FiniteSets\n", "EXTENDS Naturals, FiniteSets, TLC\n"),
+    ])
+    result = scorer.cell(load_task(ROOT / "tasks" / "spin"), source).result("conformance")
+    assert result.status is Status.FAILED, result.reason
+    assert result.details["actions"]["TryLockFail"]["passed"] == 0
+
+
+@pytest.mark.parametrize("hostile", [
+    "lock\nSysmo_MutualExclusion == TRUE",
+    "lock)\n====\n---- MODULE X ----",
+    "lock, pc <- [t \\in Threads |-> \"idle\"]",
+    "(* comment *) lock",
+    "lock \\* trailing",
+    "\"unterminated",
+    "[x \\in S |-> x",
+    "LET a == 1 IN a) == (b",
+    "ASSUME FALSE",
+])
+def test_mapping_expressions_that_could_escape_their_definition_are_refused(tmp_path: Path, hostile: str) -> None:
+    task = load_task(ROOT / "tasks" / "spin")
+    path = tmp_path / "mapping.yaml"
+    path.write_text("constants: {Threads: Threads}\nvariables:\n  locked: {expr: %s}\n  pc: {var: pc}\n"
+                    "  request: {var: callType}\n" % _yaml_string(hostile))
+    with pytest.raises(MappingError, match="variables.locked.expr"):
+        load_mapping(path, task)
+
+
+def _yaml_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def test_a_let_inside_an_expression_is_still_an_expression(tmp_path: Path) -> None:
+    task = load_task(ROOT / "tasks" / "spin")
+    path = tmp_path / "mapping.yaml"
+    path.write_text("version: 2\nvariables:\n  locked: {expr: 'LET held == lock IN held = TRUE'}\n"
+                    "  pc: {var: pc}\n  request: {var: callType}\n")
+    assert load_mapping(path, task).variables[0].expr == "LET held == lock IN held = TRUE"
+
+
+def test_yaml_aliases_are_refused_before_they_expand(tmp_path: Path) -> None:
+    bomb = ["a: &a [x, x, x, x, x, x, x, x, x]"] + [f"{chr(98 + k)}: &{chr(98 + k)} [*{chr(97 + k)}, *{chr(97 + k)}, "
+                                                    f"*{chr(97 + k)}, *{chr(97 + k)}, *{chr(97 + k)}]" for k in range(8)]
+    path = tmp_path / "mapping.yaml"
+    path.write_text("\n".join(bomb) + "\n")
+    with pytest.raises(MappingError, match="aliases are not allowed"):
+        load_mapping(path, load_task(ROOT / "tasks" / "spin"))
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("variables: {locked: {var: lock}, pc: {var: pc, shape: function, values: {sleeping: '\"s\"'}}, "
+     "request: {var: callType}}", 'values: "sleeping" is not a value of pc'),
+    ("version: 3\n", "version must be 1 or 2"),
+    ("variables: {locked: lock, pc: pc, request: callType}\nstate: {lock: {eq: 'TRUE', in: '{TRUE}'}}",
+     "state.lock: give exactly one of"),
+    ("variables: {locked: lock, pc: pc, request: callType}\nactions: {Acquire: {action: Acquire, before: 9}}",
+     "actions.Acquire.before"),
+    ("variables: {locked: lock, pc: pc, request: callType}\nactions: {Acquire: {action: Acquire, before: 1}}",
+     "'internal' names no spec action"),
+    ("variables: {locked: lock, pc: pc, request: callType}\nactions: {Fly: Lock}", "actions.Fly is not a canonical action"),
+    ("variables: {locked: lock, pc: pc, request: callType}\nsurprise: 1", "unknown field(s) surprise"),
+])
+def test_mapping_errors_name_the_file_and_the_field(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "mapping.yaml"
+    path.write_text(text)
+    with pytest.raises(MappingError) as info:
+        load_mapping(path, load_task(ROOT / "tasks" / "spin"))
+    assert str(path) in str(info.value) and message in str(info.value)
