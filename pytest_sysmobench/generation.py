@@ -36,12 +36,12 @@ def _blocks(answer: str) -> list[tuple[str, str]]:
 
 def _all_modules(answer: str, blocks: list[tuple[str, str]], notes: list[str]) -> list[tuple[str, str]]:
     """Every module of the answer: from ```tla blocks, else any block, else the bare text."""
-    for candidates, where in (([b for lang, b in blocks if lang in TLA_TAGS], "fenced TLA+ blocks"),
-                              ([b for _, b in blocks], "fenced code blocks")):
-        found = [m for body in candidates for m in modules.split_modules(body)]
-        if found:
-            notes.append(f"spec taken from {where}")
-            return found
+    for candidates in ([b for lang, b in blocks if lang in TLA_TAGS], [b for _, b in blocks]):
+        holding = [(body, found) for body in candidates if (found := modules.split_modules(body))]
+        if holding:
+            notes.append("spec taken from a fenced code block" if len(holding) == 1
+                         else f"spec taken from {len(holding)} fenced code blocks")
+            return [m for _, found in holding for m in found]
     found = modules.split_modules(answer)
     if found and blocks:
         notes.append("spec taken from the answer text outside fenced blocks")

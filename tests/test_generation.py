@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import time
+
 from hypothesis import given, strategies as st
 
+from pytest_sysmobench.tla import modules
 from pytest_sysmobench.generation import extract_spec
 
 MODULE = "---- MODULE Spin ----\nEXTENDS Naturals\nVARIABLE x\nInit == x = 0\n====\n"
@@ -28,11 +31,53 @@ def test_empty_and_moduleless_answers_are_problems_not_crashes() -> None:
     assert got.tla is None and "no TLA+ module" in (got.problem or "")
 
 
-def test_several_blocks_take_the_first_and_say_so() -> None:
+def test_several_blocks_keep_every_module_with_the_task_module_as_root() -> None:
     other = MODULE.replace("Spin", "Other")
-    got = extract_spec(f"```tla\n{MODULE}```\n```tla\n{other}```")
-    assert got.declared_module == "Spin"
-    assert any("2 TLA+ blocks" in n for n in got.notes)
+    got = extract_spec(f"```tla\n{other}```\n```tla\n{MODULE}```", "Spin")
+    assert got.declared_module == "Spin" and got.tla is not None and "MODULE Spin" in got.tla
+    assert [name for name, _ in got.extra_modules] == ["Other"]
+    assert any("2 modules in the answer" in n for n in got.notes)
+    first = extract_spec(f"```tla\n{other}```\n```tla\n{MODULE}```")
+    assert first.declared_module == "Other", "without a task module the first one is the root"
+
+
+def test_a_nested_module_stays_inside_its_parent() -> None:
+    nested = """---- MODULE Spin ----
+---- MODULE Inner ----
+CONSTANT c
+====
+I == INSTANCE Inner WITH c <- 1
+(* a comment line of equal signs does not end anything:
+========
+*)
+VARIABLE x
+Init == x = 0
+====
+"""
+    got = extract_spec(f"Here it is:\n```tla\n{nested}```\nThanks.", "Spin")
+    assert got.tla == nested and got.extra_modules == ()
+    assert modules.declared(got.tla) == ([], ["x"]), "the nested module's declarations are not the root's"
+
+
+def test_a_module_repeated_in_an_answer_is_taken_once() -> None:
+    got = extract_spec(f"```tla\n{MODULE}```\n```tla\n{MODULE}```", "Spin")
+    assert got.extra_modules == () and any("more than once" in n for n in got.notes)
+
+
+def test_lone_carriage_returns_end_lines() -> None:
+    got = extract_spec(MODULE.replace("\n", "\r"), "Spin")
+    assert got.tla == MODULE
+    assert modules.declared(MODULE.replace("\n", "\r")) == modules.declared(MODULE)
+
+
+def test_reading_a_huge_hostile_answer_takes_linear_time() -> None:
+    """2 MB of blank lines, dashes and equal signs: every text scan is line by line."""
+    started = time.process_time()
+    hostile = "\n" * 1_000_000 + "-" * 200_000 + "\n" + ("=" * 40 + "\n") * 10_000
+    extract_spec(hostile + MODULE, "Spin")
+    modules.declared(hostile)
+    modules.top_level_units(hostile)
+    assert time.process_time() - started < 30, "quadratic text processing"
 
 
 def test_missing_footer_is_noted() -> None:

@@ -27,7 +27,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LIBRARY_DIR = ROOT / "pytest_sysmobench" / "tla" / "library"
 DATA_DIR = Path(__file__).resolve().parent / "data" / "library"
-MODULES = ["Folds", "FiniteSetsExt", "Functions", "SequencesExt"]
+MODULES = ["BagsExt", "Folds", "FiniteSetsExt", "Functions", "SequencesExt", "TLAPS"]
 STANDARD_MODULES = {
     "Naturals", "Integers", "Sequences", "FiniteSets", "Bags", "TLC",
 }
@@ -142,7 +142,7 @@ def test_module_header_and_dependencies(module: str) -> None:
 
 @pytest.mark.parametrize(
     "spec",
-    ["TestSequencesExt", "TestFiniteSetsExt", "TestFunctions",
+    ["TestSequencesExt", "TestFiniteSetsExt", "TestFunctions", "TestBagsExt",
      "TestAllLibrary", "TestUserHelpers"],
 )
 def test_operators_under_tlc(spec: str, tmp_path: Path) -> None:

@@ -1,8 +1,8 @@
 -------------------------------- MODULE TLAPS --------------------------------
 (***************************************************************************)
-(* pytest_sysmobench's own stand-in for the TLA+ Proof System's TLAPS     *)
-(* module, so that specs which carry proofs parse and run under SANY and   *)
-(* TLC.  The names are the backend pragmas and proof rules that proofs     *)
+(* pytest_sysmobench's own pure-TLA+ stand-in for the TLAPS module of the *)
+(* TLA+ Proof System, so that specs which carry proofs parse and run under *)
+(* SANY and TLC 2.15.  The names are the backend pragmas and proof rules that proofs     *)
 (* cite (BY PTL, BY SMT, BY Zenon ...).  To SANY and TLC they are plain    *)
 (* definitions that mean nothing to a model check: proofs are not checked  *)
 (* here, and TLC never evaluates a THEOREM.                                *)

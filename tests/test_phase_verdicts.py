@@ -1,0 +1,81 @@
+"""How phase results are read from tool runs: P4 templates without a verdict, P2 coverage from
+the BFS and the simulations, and the screen for untrusted mapping expressions."""
+
+from __future__ import annotations
+
+from hypothesis import given, strategies as st
+
+from pytest_sysmobench import Status
+from pytest_sysmobench.phases.invariants import TemplateOutcome, _verdict
+from pytest_sysmobench.phases.runtime import coverage
+from pytest_sysmobench.tla.expressions import ExpressionError, check_expression
+from pytest_sysmobench.tla.messages import ActionCoverage, TlcResult, Verdict
+
+
+def _outcome(name: str, status: str, states: int | None = 10) -> TemplateOutcome:
+    reason = {"passed": "holds", "failed": f"{name} violated", "inconclusive": "budget reached"}[status]
+    return TemplateOutcome(name, "safety", status, reason, states)
+
+
+def test_inconclusive_templates_are_left_out_of_the_denominator() -> None:
+    result = _verdict([_outcome("A", "passed"), _outcome("B", "inconclusive", 1234), _outcome("C", "failed")], {})
+    assert result.status is Status.FAILED and result.score == 0.5
+    assert result.details["decided"] == 2 and result.details["inconclusive"] == 1
+    assert result.details["inconclusive_states"] == {"B": 1234}
+    assert "B (1234 states)" in result.reason
+
+
+def test_decided_templates_that_all_hold_pass_with_the_inconclusive_ones_reported() -> None:
+    result = _verdict([_outcome("A", "passed"), _outcome("B", "inconclusive")], {})
+    assert result.status is Status.PASSED and result.score == 1.0
+    assert "1 inconclusive" in result.reason
+
+
+def test_a_phase_with_no_decided_template_is_inconclusive_not_zero() -> None:
+    result = _verdict([_outcome("A", "inconclusive"), _outcome("B", "inconclusive")], {})
+    assert result.status is Status.INCONCLUSIVE and result.score is None
+
+
+def _run(verdict: Verdict, **actions: tuple[int, int]) -> TlcResult:
+    return TlcResult(verdict, "", coverage={n: ActionCoverage(n, d, g) for n, (d, g) in actions.items()})
+
+
+def test_an_action_only_the_bfs_reaches_counts_as_fired() -> None:
+    bfs = _run(Verdict.INCOMPLETE, Restart=(3, 9), Deep=(1, 1), Never=(0, 0))
+    sims = [_run(Verdict.OK, Restart=(0, 40), Deep=(0, 0), Never=(0, 0))]
+    score, details = coverage(sims, bfs)
+    assert details["covered"] == ["Deep", "Restart"] and details["never_fired"] == ["Never"]
+    assert details["fired_in"] == {"Deep": ["bfs"], "Restart": ["bfs", "simulation"]}
+    assert score == 2 / 3
+
+
+def test_a_bfs_step_that_only_revisits_states_does_not_count() -> None:
+    score, details = coverage([], _run(Verdict.OK, Stutter=(0, 12), Real=(2, 2)))
+    assert details["never_fired"] == ["Stutter"] and score == 0.5
+
+
+@given(st.text(max_size=300))
+def test_the_expression_screen_accepts_or_refuses_never_crashes(text: str) -> None:
+    try:
+        checked = check_expression(text)
+    except ExpressionError:
+        return
+    depth = 0
+    outside_strings = checked
+    assert "====" not in outside_strings and "(*" not in outside_strings.replace('"(*"', "")
+    for char in checked:
+        depth += char in "([{"
+        depth -= char in ")]}"
+    assert depth == 0 or '"' in checked
+
+
+@given(st.lists(st.sampled_from(["x", "1", "+", "(", ")", "[", "]", "<<", ">>", "LET", "IN", "==", ",", " ", "\n",
+                                 "f", "\\in", "|->", '"s"']), max_size=40))
+def test_an_accepted_expression_can_never_open_a_definition(tokens: list[str]) -> None:
+    text = " ".join(tokens)
+    try:
+        checked = check_expression(text)
+    except ExpressionError:
+        return
+    if "==" in checked:
+        assert "LET" in checked
