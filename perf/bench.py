@@ -7,7 +7,9 @@
 2. TLC per small model check: the driver against one JVM per check.
 3. P3 windows: 1,000 windows checked in one batched TLC run against one TLC run per window
    (the latter measured on a sample and extrapolated).
-4. ``pytest benchmarks --sysmobench-models reference``: wall time cold and warm (cached).
+4. P3 through a version-2 mapping (expressions, bags, records, internal steps) against the
+   reference's plain mapping, per window, for spin and etcd.
+5. ``pytest benchmarks --sysmobench-models reference``: wall time cold and warm (cached).
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pytest_sysmobench import load_task  # noqa: E402
-from pytest_sysmobench.models import ReferenceSource  # noqa: E402
+from pytest_sysmobench.models import ReferenceSource, ReplaySource  # noqa: E402
 from pytest_sysmobench.phases import CellContext  # noqa: E402
-from pytest_sysmobench.phases.conformance import _Vocabulary, _constants_config, _window_module  # noqa: E402
-from pytest_sysmobench.tla import modules  # noqa: E402
+from pytest_sysmobench.phases.conformance import _Codec, _constants_config, _window_module  # noqa: E402
+from pytest_sysmobench.session import Scorer  # noqa: E402
 from pytest_sysmobench.tla.driver import ToolRunner  # noqa: E402
 from pytest_sysmobench.tla.jar import find_jar, find_java  # noqa: E402
 from pytest_sysmobench.tla.toolchain import LIBRARY_DIR, Toolchain  # noqa: E402
@@ -83,17 +85,16 @@ def windows(work: Path, count: int, single_sample: int) -> None:
         toolchain = Toolchain(jar, java, runner, Cache(None))
         candidate = ReferenceSource().candidate(task, 0)
         ctx = CellContext(task, candidate, toolchain, work / "cell", work / "traces")
-        vocab = _Vocabulary(candidate.mapping, tuple(modules.declared(candidate.tla)[1]))
-        config = _constants_config(ctx, vocab.mapping, corpus.traces[0].constants)
+        codec = _Codec(candidate.mapping, tuple(candidate.declared()[1]))
+        config = _constants_config(ctx, codec.mapping, corpus.traces[0].constants)
 
         def run(ws, job: str) -> float:  # noqa: ANN001
-            module = f"Spin_SysmoWin_{job}"
-            text = _window_module(ctx, vocab, module, "Unlock", ws)
+            module = _window_module(ctx, codec, f"Spin_SysmoWin_{job}", "Unlock", ws)
             cfg = config.with_section("INIT", ["SysmoInit"]).with_section("NEXT", ["SysmoNext"]).render()
             start = time.perf_counter()
-            result = toolchain.tlc(work / "jobs" / job, {**ctx.spec_files(), f"{module}.tla": text,
-                                   f"{module}.cfg": cfg}, module, ["-config", f"{module}.cfg", "-deadlock"],
-                                   timeout_s=300)
+            result = toolchain.tlc(work / "jobs" / job, {**ctx.spec_files(), f"{module.name}.tla": module.text,
+                                   f"{module.name}.cfg": cfg}, module.name,
+                                   ["-config", f"{module.name}.cfg", "-deadlock"], timeout_s=300)
             elapsed = time.perf_counter() - start
             assert result.result.verdict.value == "OK", result.result.summary()
             return elapsed
@@ -109,6 +110,30 @@ def windows(work: Path, count: int, single_sample: int) -> None:
           f"{per_single * count:6.1f} s for {count} ({1 / per_single:7.1f} windows/s)")
 
 
+def mapped_windows(work: Path, tasks: tuple[str, ...]) -> None:
+    """P3 of a foreign-vocabulary spec through its version-2 mapping against the reference's."""
+    foreign = ROOT / "tests" / "data" / "foreign"
+    print("4.   P3 through a version-2 mapping against the reference's plain mapping (whole phase, no cache)")
+    print(f"     {'task':<6} {'spec':<22} {'windows':>8} {'P3 time':>10} {'per window':>12} {'ratio':>6}")
+    with Scorer(work / "mapped", use_cache=False, traces_dir=ROOT / "data" / "traces") as scorer:
+        for name in tasks:
+            task = load_task(ROOT / "tasks" / name)
+            rows = []
+            for label, source in (("reference (v1)", ReferenceSource()), *(
+                    (f"{flavour} (v2)", ReplaySource(foreign / flavour)) for flavour in ("records", "sets"))):
+                cell = scorer.cell(task, source)
+                cell.result("runtime")  # the gate, not timed
+                start = time.perf_counter()
+                result = cell.result("conformance")
+                elapsed = time.perf_counter() - start
+                rows.append((label, result.details.get("windows") or 0, elapsed, result.status.value))
+            base = rows[0][2] / max(rows[0][1], 1)
+            for label, count, elapsed, status in rows:
+                per = elapsed / max(count, 1)
+                print(f"     {name:<6} {label:<22} {count:>8} {elapsed:>8.2f} s {per * 1000:>9.2f} ms {per / base:>5.2f}x"
+                      + ("" if status == "passed" else f"  ({status})"))
+
+
 def whole_benchmark(work: Path) -> None:
     out = work / "bench-out"
     figures = []
@@ -122,7 +147,7 @@ def whole_benchmark(work: Path) -> None:
         elapsed = time.perf_counter() - start
         runs = next((line for line in done.stdout.splitlines() if line.startswith("tool runs:")), "?")
         figures.append((label, elapsed, runs, done.returncode))
-    print("4.   pytest benchmarks --sysmobench-models reference (wall time, includes pytest start-up)")
+    print("5.   pytest benchmarks --sysmobench-models reference (wall time, includes pytest start-up)")
     for label, elapsed, runs, rc in figures:
         print(f"     {label:<5} {elapsed:6.2f} s   exit {rc}   {runs}")
     board = json.loads((out / "leaderboard.json").read_text())
@@ -138,6 +163,7 @@ def main() -> None:
         work = Path(tmp)
         tool_runs(work, repeat)
         windows(work, 1000, 5 if args.quick else 20)
+        mapped_windows(work, ("spin",) if args.quick else ("spin", "etcd"))
         whole_benchmark(work)
 
 

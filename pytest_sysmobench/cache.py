@@ -28,10 +28,23 @@ def digest(*parts: Any) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+#: Read once, at import, before any thread could race on it.
+_UMASK = _umask()
+
+
+def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
+    """Write through a temporary file and a rename.  The file gets the permissions the user's
+    umask gives a new file (``mkstemp`` alone would leave every output 0600), or ``mode``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, mode if mode is not None else 0o666 & ~_UMASK)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, path)
@@ -72,7 +85,7 @@ class Cache:
                 path = self.root / "secret"
                 with self._locked(path):
                     if not path.is_file() or len(path.read_bytes()) != 64:
-                        atomic_write_text(path, os.urandom(32).hex())
+                        atomic_write_text(path, os.urandom(32).hex(), mode=0o600)
                     self._secret = bytes.fromhex(path.read_text(encoding="ascii"))
         return self._secret
 

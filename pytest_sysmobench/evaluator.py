@@ -115,16 +115,32 @@ def mapping_prompt(task: Task, spec: str) -> str:
 {spec.strip()}
 ```
 
-Answer with one JSON object and nothing else:
-{{"constants": {{"<canonical constant>": "<spec constant or TLA+ expression>"}},
+Answer with one JSON object and nothing else (a version-2 mapping):
+{{"version": 2,
+ "constants": {{"<canonical constant>": "<TLA+ expression over the spec, usually a spec constant>"}},
  "variables": {{"<canonical variable>": {{"var": "<spec variable>", "shape": "scalar" or "function",
                 "values": {{"<canonical value as TLA+>": "<spec value as TLA+>"}}}}
-                or {{"expr": "<TLA+ expression over spec variables>"}}}},
- "actions": {{"<canonical action>": "<spec action operator with the same parameters>"}},
- "auxiliary": {{"<spec variable with no canonical counterpart>": "<TLA+ set of its possible values>"}}}}
-Give every canonical variable and every canonical action. Use "var" when one spec variable holds
-the canonical variable (with "values" if the spec encodes values differently); use "expr" only
-when the canonical value must be computed.
+                or {{"expr": "<TLA+ expression over the spec's variables giving the canonical value>"}}}},
+ "state": {{"<spec variable>": "<TLA+ expression of the canonical state>"
+            or {{"in": "<TLA+ set of candidate values, may depend on the canonical state>"}}}},
+ "actions": {{"<canonical action>": "<spec action with the same parameters>"
+              or {{"action": "<spec action>", "args": ["<TLA+ expression of the canonical parameters>", ...],
+                  "exists": {{"<name>": "<TLA+ set>"}}, "before": 0, "after": 0}}
+              or [<several of those: the canonical step may be any of them>]}},
+ "internal": [{{"action": "<spec action that may take unobserved steps>", "args": [...], "exists": {{...}}}}]}}
+
+Rules:
+- Give every canonical variable under "variables" and every canonical action under "actions".
+- Use "var" when one spec variable holds the canonical variable (with "values" when the spec
+  encodes values differently); use "expr" when the canonical value must be computed.
+- Under "state", give each spec variable that is not simply a "var" above as a function of the
+  canonical state, which expressions see as the record `canon` (e.g. `canon.log[i]`); a spec
+  variable with no canonical counterpart may be left out (it starts at its initial value) or
+  given candidate values with "in".
+- In "args" and "exists", the canonical action's parameters are bound by their names and the
+  canonical state before the step is `canon`. "before"/"after" (at most 3) allow unobserved spec
+  steps of the "internal" actions around the observed one.
+- Every expression is a single TLA+ expression in ASCII: no comments, no `==` outside LET ... IN.
 """
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from .tasks import Task
 from .tla import modules
 
-_FENCE = re.compile(r"^```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+_FENCE_OPEN = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)")
 _CFG_START = re.compile(r"^[ \t]*(SPECIFICATION|INIT|CONSTANTS?)\b", re.MULTILINE)
 TLA_TAGS = ("tla", "tla+", "tlaplus")
 
@@ -31,7 +31,24 @@ class Extraction:
 
 
 def _blocks(answer: str) -> list[tuple[str, str]]:
-    return [(m.group(1).lower(), m.group(2)) for m in _FENCE.finditer(answer)]
+    """Fenced code blocks as (language, body), read line by line: linear in the answer, whatever
+    it holds (a lazy regex over unclosed fences goes quadratic)."""
+    blocks: list[tuple[str, str]] = []
+    lang: str | None = None
+    body: list[str] = []
+    for line in answer.split("\n"):
+        if not line.startswith("```"):
+            if lang is not None:
+                body.append(line)
+        elif lang is None:
+            opening = _FENCE_OPEN.match(line)
+            lang, body = (opening.group(1).lower() if opening else ""), []
+        elif not line[3:].strip(" \t"):
+            blocks.append((lang, "\n".join(body) + "\n" if body else ""))
+            lang = None
+        else:
+            body.append(line)
+    return blocks
 
 
 def _all_modules(answer: str, blocks: list[tuple[str, str]], notes: list[str]) -> list[tuple[str, str]]:

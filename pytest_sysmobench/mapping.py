@@ -195,10 +195,26 @@ def tla_literal(value: Any) -> str:
     raise ValueError(f"no TLA+ reading for {type(value).__name__} value {value!r}")
 
 
+#: Words that cannot be record fields in TLA+ source (plus TLC's WF_/SF_ prefixes, checked apart).
+_RESERVED = frozenset("""ASSUME ASSUMPTION AXIOM BOOLEAN CASE CHOOSE CONSTANT CONSTANTS DOMAIN ELSE ENABLED EXCEPT
+    EXTENDS IF IN INSTANCE LET LOCAL MODULE OTHER SF_ STRING SUBSET THEN THEOREM TRUE FALSE UNCHANGED UNION
+    VARIABLE VARIABLES WF_ WITH LAMBDA RECURSIVE""".split())
+
+
+def _field_name(key: str) -> bool:
+    return bool(IDENTIFIER.match(key)) and key not in _RESERVED and not key.startswith(("WF_", "SF_"))
+
+
 def function_literal(entries: TMapping[str, str]) -> str:
-    """A function from string keys to already-written TLA+ values."""
+    """A function from string keys to already-written TLA+ values.
+
+    Written as a record when every key can be a field name: TLC treats a record and a function
+    over the same strings as equal, and builds a record far faster than a chain of ``@@``.
+    """
     if not entries:
         return "[sysmo_x \\in {} |-> 0]"
+    if all(_field_name(k) for k in entries):
+        return "[" + ", ".join(f"{k} |-> {v}" for k, v in sorted(entries.items())) + "]"
     return "(" + " @@ ".join(f"{tla_literal(k)} :> {v}" for k, v in sorted(entries.items())) + ")"
 
 

@@ -374,3 +374,40 @@ def test_concurrent_compiles_share_one_class_dir(
     assert [p.name for p in class_dir.parent.iterdir()] == [class_dir.name]  # no staging dirs left behind
     for tool_runner in runners:
         tool_runner.close()
+
+
+# ---------------------------------------------------------------- what a broken run means for a score
+
+
+def _toolchain(jar: Path, tmp_path: Path, runner: ToolRunner):  # noqa: ANN202
+    from pytest_sysmobench.cache import Cache
+    from pytest_sysmobench.tla.jar import find_jar, find_java
+    from pytest_sysmobench.tla.toolchain import Toolchain
+
+    return Toolchain(find_jar(str(jar)), find_java(), runner, Cache(tmp_path / "cache"))
+
+
+def test_a_driver_killed_mid_run_is_a_harness_error_and_is_not_cached(jar: Path, tmp_path: Path) -> None:
+    spec = write(tmp_path, "Grow", UNBOUNDED, cfg=CFG_PLAIN)
+    files = {"Grow.tla": (spec / "Grow.tla").read_text(), "Grow.cfg": CFG_PLAIN}
+    with ToolRunner(jar, work_dir=tmp_path / "work") as tool_runner:
+        toolchain = _toolchain(jar, tmp_path, tool_runner)
+        toolchain.sany(tmp_path / "job", files, "Grow")
+        process = tool_runner._driver.proc  # type: ignore[union-attr]
+        threading.Timer(1.0, process.kill).start()
+        with pytest.raises(DriverError, match="not the spec's"):
+            toolchain.tlc(tmp_path / "job", files, "Grow", ["-config", "Grow.cfg"], timeout_s=60)
+        assert not list((tmp_path / "cache").glob("tlc/*/*.json")), "a dead JVM's run was cached"
+        done = toolchain.tlc(tmp_path / "job", files, "Grow", ["-config", "Grow.cfg"], timeout_s=60, stop_after_s=2)
+        assert done.raw.exit_code is not None and not done.cached, "the driver was not restarted"
+
+
+def test_a_run_stopped_by_the_hard_time_limit_is_not_cached(jar: Path, tmp_path: Path) -> None:
+    spec = write(tmp_path, "Grow", UNBOUNDED, cfg=CFG_PLAIN)
+    files = {"Grow.tla": (spec / "Grow.tla").read_text(), "Grow.cfg": CFG_PLAIN}
+    with ToolRunner(jar, work_dir=tmp_path / "work") as tool_runner:
+        toolchain = _toolchain(jar, tmp_path, tool_runner)
+        first = toolchain.tlc(tmp_path / "job", files, "Grow", ["-config", "Grow.cfg"], timeout_s=3)
+        assert first.raw.timed_out
+        again = toolchain.tlc(tmp_path / "job", files, "Grow", ["-config", "Grow.cfg"], timeout_s=3)
+        assert again.raw.timed_out and not again.cached

@@ -71,9 +71,9 @@ def test_lone_carriage_returns_end_lines() -> None:
 
 
 def test_reading_a_huge_hostile_answer_takes_linear_time() -> None:
-    """2 MB of blank lines, dashes and equal signs: every text scan is line by line."""
+    """2 MB of blank lines, dashes, equal signs and unclosed fences: every scan is line by line."""
     started = time.process_time()
-    hostile = "\n" * 1_000_000 + "-" * 200_000 + "\n" + ("=" * 40 + "\n") * 10_000
+    hostile = "\n" * 1_000_000 + "-" * 200_000 + "\n" + ("=" * 40 + "\n") * 10_000 + "```a\n" * 100_000
     extract_spec(hostile + MODULE, "Spin")
     modules.declared(hostile)
     modules.top_level_units(hostile)

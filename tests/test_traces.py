@@ -136,7 +136,8 @@ def test_sets_are_written_with_a_tag_and_validated() -> None:
 
     assert tla_literal({"$set": [2, 1, 2]}) == "{1, 2}"
     assert tla_literal({"$set": []}) == "{}"
-    assert tla_literal({"$set": [{"to": "n1", "entries": [1]}]}) == '{("entries" :> <<1>> @@ "to" :> "n1")}'
+    assert tla_literal({"$set": [{"to": "n1", "entries": [1]}]}) == '{[entries |-> <<1>>, to |-> "n1"]}'
+    assert tla_literal({"not a field": 1, "IF": 2}) == '("IF" :> 2 @@ "not a field" :> 1)'
 
     def fail(message: str) -> ValueError:
         return ValueError(message)

@@ -269,21 +269,51 @@ def _run(ctx: CellContext, job: str, module: _Module, config: Config, init: str,
     ).result
 
 
-def _marked(result: TlcResult, mark: str) -> list[str]:
-    """The printed values that carry the run's mark (anything else a spec printed is ignored)."""
-    return [line for line in result.print_lines if f'"{mark}"' in line]
+def _marked(result: TlcResult, mark: str) -> list[Any]:
+    """The values printed behind the run's mark (anything else a spec printed is ignored).
+
+    TLC breaks a long printed value over several lines, so the print output is read as one
+    text: each ``<< "mark", ... >>`` is cut out by its brackets and parsed.
+    """
+    text = "\n".join(result.print_lines)
+    quoted = f'"{mark}"'
+    found = []
+    start = text.find(quoted)
+    while start >= 0:
+        opening = text.rfind("<<", 0, start)
+        end = _closing(text, opening) if opening >= 0 and not text[opening + 2 : start].strip() else -1
+        if end > 0:
+            try:
+                found.append(parse_value(text[opening:end]))
+            except ValueParseError:
+                pass
+        start = text.find(quoted, start + len(quoted))
+    return found
+
+
+def _closing(text: str, opening: int) -> int:
+    """The end of the tuple that opens at ``opening`` (strings skipped), or -1."""
+    depth, i = 0, opening
+    while i < len(text):
+        if text[i] == '"':
+            i += 1
+            while i < len(text) and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif text.startswith("<<", i):
+            depth += 1
+            i += 1
+        elif text.startswith(">>", i):
+            depth -= 1
+            i += 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return -1
 
 
 def _marked_ids(result: TlcResult, mark: str) -> set[int]:
-    ids = set()
-    for line in _marked(result, mark):
-        try:
-            value = parse_value(line.strip())
-        except ValueParseError:
-            continue
-        if isinstance(value, tuple) and len(value) == 2 and value[0] == mark and isinstance(value[1], int):
-            ids.add(value[1])
-    return ids
+    return {v[1] for v in _marked(result, mark)
+            if isinstance(v, tuple) and len(v) == 2 and v[0] == mark and isinstance(v[1], int)}
 
 
 def _mapping_fault(result: TlcResult, module: str) -> str | None:
@@ -361,11 +391,7 @@ def _defaults(ctx: CellContext, codec: _Codec, config: Config) -> _Codec:
         raise MappingProblem(f"spec variable(s) {', '.join(missing)} have no mapping, and their initial values could "
                              f"not be read from the spec's Init: {result.summary()}")
     seen: list[set[str]] = [set() for _ in missing]
-    for line in _marked(result, module.mark):
-        try:
-            value = parse_value(line.strip())
-        except ValueParseError:
-            continue
+    for value in _marked(result, module.mark):
         if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], tuple) and len(value[1]) == len(missing):
             for k, item in enumerate(value[1]):
                 seen[k].add(format_value(item))

@@ -18,7 +18,7 @@ from ..mapping import Mapping
 from ..scoring import PhaseResult, Status
 from ..tasks import InvariantTemplate, Task
 from ..tla import modules
-from ..tla.cfg import UNSUPPORTED_IN_215, Config
+from ..tla.cfg import EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215, Config
 from ..tla.messages import TlcResult, Verdict
 from ..traces import load_corpus
 from ._context import CellContext
@@ -242,7 +242,7 @@ def _mapping_problem(ctx: CellContext, mapping: Mapping) -> str | None:
 
 def check_invariants(ctx: CellContext) -> PhaseResult:
     candidate = ctx.candidate
-    config, removed = ctx.config().without(UNSUPPORTED_IN_215)
+    config, removed = ctx.config().without(UNSUPPORTED_IN_215 | EXPLORATION_KEYWORDS)
     config, stripped = config.strip_assertions()
     outcomes: list[TemplateOutcome] = []
     templates = list(ctx.task.templates)

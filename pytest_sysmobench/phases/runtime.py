@@ -13,7 +13,7 @@ from typing import Any
 
 from ..scoring import PhaseResult, Status
 from ..tla import modules
-from ..tla.cfg import UNSUPPORTED_IN_215, Config
+from ..tla.cfg import EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215, Config
 from ..tla.messages import TlcResult, Verdict
 from ._context import CellContext
 
@@ -22,8 +22,9 @@ HARD_LIMIT_MARGIN_S = 30.0
 
 
 def runtime_config(ctx: CellContext) -> tuple[Config, list[str]]:
-    """The spec's cfg without liveness properties and without keywords this TLC lacks."""
-    config, removed = ctx.config().without({"PROPERTY", "PROPERTIES", *UNSUPPORTED_IN_215})
+    """The spec's cfg without liveness properties, without directives that change what TLC
+    explores or reports, and without keywords this TLC lacks."""
+    config, removed = ctx.config().without({"PROPERTY", "PROPERTIES", *EXPLORATION_KEYWORDS, *UNSUPPORTED_IN_215})
     return config, removed
 
 

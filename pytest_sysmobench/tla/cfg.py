@@ -47,6 +47,10 @@ ASSERTION_KEYWORDS = frozenset(
         "POSTCONDITIONS",
     }
 )
+#: Directives that change which states TLC tells apart or what it reports: a VIEW can merge
+#: a violating state into a harmless one, SYMMETRY is unsound for liveness, an ALIAS rewrites
+#: traces.  No phase whose verdict the task decides keeps a model's own.
+EXPLORATION_KEYWORDS = frozenset({"VIEW", "SYMMETRY", "ALIAS"})
 #: Keywords TLC 2.15 does not know; a cfg that uses them fails with a config error.
 UNSUPPORTED_IN_215 = frozenset({"ALIAS", "POSTCONDITION", "POSTCONDITIONS", "CHECK_DEADLOCK"})
 _KEYWORD = re.compile(r"\b(" + "|".join(KEYWORDS) + r")\b")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from ..cache import Cache, atomic_write_text, digest
-from .driver import RawRun, ToolRunner
+from .driver import DriverError, RawRun, ToolRunner
 from .jar import Jar, Java
 from .messages import TlcResult, classify_tlc
 from .sany import SanyResult, classify_sany
@@ -99,11 +99,15 @@ class Toolchain:
                 self.runs[tool] += 1
             return compute()
 
-        raw = self.cache.get_or_compute(
-            tool, key, counted, _encode, _decode, keep=lambda r: r.exit_code is not None or r.timed_out
-        )
+        # Only a finished run is a fact about the spec.  A run that hit the hard time limit says
+        # as much about the machine's load as about the spec, and a JVM that died says nothing
+        # about it: neither is cached, so the next run on an idle machine tries again.
+        raw = self.cache.get_or_compute(tool, key, counted, _encode, _decode, keep=lambda r: r.exit_code is not None)
         cached = self.cache.stats.hits > hits_before
         atomic_write_text(workdir / log_name, raw.output)
+        if raw.exit_code is None and not raw.timed_out:
+            raise DriverError(f"{tool} did not finish: {raw.detail or 'the JVM stopped without an exit status'} "
+                              "(a harness fault, not the spec's)")
         return raw, cached
 
     def sany(self, workdir: Path, files: Mapping[str, str], module: str, timeout_s: float = 60.0) -> SanyRun:
