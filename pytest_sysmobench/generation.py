@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .tasks import Task
+from .tasks import IDENTIFIER, Task
 from .tla import modules
 
 _FENCE_OPEN = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)")
@@ -77,7 +77,10 @@ def _pick_modules(found: list[tuple[str, str]], root_name: str | None,
     if not unique:
         return None, ()
     root = root_name if root_name in unique else next(iter(unique))
-    extras = tuple((n, t) for n, t in unique.items() if n != root)
+    extras = tuple((n, t) for n, t in unique.items() if n != root and IDENTIFIER.match(n))
+    for name in unique:
+        if name != root and not IDENTIFIER.match(name):
+            notes.append(f"module {name!r} ignored: not a TLA+ module name")
     if extras:
         notes.append(f"{len(unique)} modules in the answer: {root} is the root, "
                      f"{', '.join(n for n, _ in extras)} are on its search path")

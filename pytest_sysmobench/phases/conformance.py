@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping as TMapping, Sequence
 
+from ..cache import digest
 from ..evaluator import EvaluatorError
 from ..mapping import CANON, ActionCall, Mapping, record_literal, tla_literal
 from ..scoring import PhaseResult, Status
@@ -430,12 +431,24 @@ def _check_mapping(ctx: CellContext, codec: _Codec, config: Config, corpus: Corp
 def prepare_codec(ctx: CellContext, mapping: Mapping, corpus: Corpus,
                   provenance: TMapping[str, Any] | None = None) -> tuple[_Codec, Config]:
     """The mapping made ready for checks (defaults read, checked against the traces), or raise
-    MappingProblem.  P4 calls this too before it trusts a mapping."""
-    _, spec_variables = ctx.candidate.declared()
-    config = _constants_config(ctx, mapping, corpus.constants)
-    codec = _defaults(ctx, _Codec(mapping, tuple(spec_variables), (), dict(provenance or {})), config)
-    _check_mapping(ctx, codec, config, corpus)
-    return codec, config
+    MappingProblem.  P4 calls this too before it trusts a mapping; the work is done once per
+    spec, mapping and corpus in a process, cache or no cache."""
+    key = digest(sorted(ctx.spec_files().items()), ctx.candidate.cfg, repr(mapping), corpus.sha256)
+    memo = ctx.toolchain.memo
+    if key not in memo:
+        try:
+            _, spec_variables = ctx.candidate.declared()
+            config = _constants_config(ctx, mapping, corpus.constants)
+            codec = _defaults(ctx, _Codec(mapping, tuple(spec_variables)), config)
+            _check_mapping(ctx, codec, config, corpus)
+            memo[key] = (codec, config)
+        except MappingProblem as exc:
+            memo[key] = exc
+    found = memo[key]
+    if isinstance(found, MappingProblem):
+        raise found
+    codec, config = found
+    return _Codec(codec.mapping, codec.spec_variables, codec.defaults, dict(provenance or {})), config
 
 
 def _prepare(ctx: CellContext) -> tuple[Corpus | None, _Codec | None, Config | None, PhaseResult | None]:

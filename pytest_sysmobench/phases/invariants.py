@@ -22,6 +22,7 @@ from ..tla.cfg import EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215, Config
 from ..tla.messages import TlcResult, Verdict
 from ..traces import load_corpus
 from ._context import CellContext
+from .conformance import MappingProblem, prepare_codec
 
 PREFIX = "Sysmo_"
 CONSTRAINT = "SysmoTaskConstraint"
@@ -226,8 +227,6 @@ def _mapping_problem(ctx: CellContext, mapping: Mapping) -> str | None:
     """A mapping is trusted only once every traced state maps through it and back: a mapping
     that cannot represent what the real system did would make the templates judge some other
     system (and could make a broken spec look correct)."""
-    from .conformance import MappingProblem, prepare_codec
-
     if not mapping.needs_check:
         return None
     corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 #: Matched against one line at a time, anchored at its start: linear in the text however
 #: hostile (``^\s*`` over MULTILINE text crosses blank lines and goes quadratic).
-_HEADER_LINE = re.compile(r"[ \t]*-{4,}[ \t]*MODULE[ \t]+([A-Za-z0-9_]+)")
+_HEADER_LINE = re.compile(r"[ \t]*-{4,}[ \t]*MODULE[ \t]+(\S+)")
 _FOOTER_LINE = re.compile(r"[ \t]*={4,}[ \t]*$")
 _DEFINITION = re.compile(
     r"^(?:LOCAL\s+)?(?:RECURSIVE\s+\S.*\n)?([A-Za-z_][A-Za-z0-9_]*)\s*(\[[^\]\n]*\]|\([^)\n]*\))?\s*(?:==|\u225c)",
@@ -90,7 +90,7 @@ def module_spans(text: str) -> list[ModuleSpan]:
         header = _HEADER_LINE.match(line) if "MODULE" in line else None
         if header is not None:
             if depth == 0:
-                start, name, nested = number, header.group(1), []
+                start, name, nested = number, header.group(1).rstrip("-") or header.group(1), []
             else:
                 inner_start.append(number)
             depth += 1

@@ -69,6 +69,8 @@ class Toolchain:
         self.cache = cache
         self.library = library_fingerprint()
         self.runs = {"sany": 0, "tlc": 0}
+        #: Results derived from several tool runs, kept for the rest of the process (by content key).
+        self.memo: dict[str, object] = {}
         self._lock = threading.Lock()
 
     def provenance(self) -> dict[str, str]:
