@@ -273,11 +273,16 @@ class LeaderboardReporter:
         return board
 
     @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if not self.collector.records:
             return
         state = self.config.stash[session_key]
         board = self.board()
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            # A partial board stays in its run folder, marked; the last complete one is kept.
+            board["interrupted"] = True
+            self.collector.written = report.write(board, state.run_root)
+            return
         self.collector.written = report.write(board, state.run_root) + report.write(board, state.options.output)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

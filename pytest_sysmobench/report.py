@@ -104,8 +104,10 @@ def _models(cells: list[dict[str, Any]], groups: list[dict[str, Any]]) -> list[d
         row: dict[str, Any] = {"model": model, "cells": len(mine)}
         row["composite"] = round(sum(c["composite"] for c in mine) / len(mine), 6)
         for phase in PHASES:
-            scores = [(c["phases"].get(phase) or {}).get("score") or 0.0 for c in mine]
-            row[phase] = round(sum(scores) / len(scores), 6)
+            # A phase without a score (inconclusive, a mapping error, a harness error) says
+            # nothing about the spec: the mean is over the cells that were scored.
+            scores = [score for c in mine if (score := (c["phases"].get(phase) or {}).get("score")) is not None]
+            row[phase] = round(sum(scores) / len(scores), 6) if scores else None
         per_task = [g for g in groups if g["model"] == model]
         row["best_of_k"] = round(sum(g["best_of_k"] for g in per_task) / len(per_task), 6)
         k_max = min(g["samples"] for g in per_task)
@@ -195,7 +197,8 @@ def table(board: Mapping[str, Any]) -> str:
         phases = [cell["phases"].get(p) or {} for p in PHASES]
         rows.append([cell["task"], label, *[_fmt(r.get("score"), r.get("status")) for r in phases], f"{cell['composite']:.3f}"])
     for model in board["models"]:
-        rows.append(["(mean)", model["model"], *[f"{model[p]:.2f}" for p in PHASES], f"{model['composite']:.3f}"])
+        means = ["-" if model[p] is None else f"{model[p]:.2f}" for p in PHASES]
+        rows.append(["(mean)", model["model"], *means, f"{model['composite']:.3f}"])
     widths = [max(len(str(x)) for x in column) for column in zip(headers, *rows)]
     line = lambda cols: "  ".join(str(c).ljust(w) for c, w in zip(cols, widths))  # noqa: E731
     return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])

@@ -79,3 +79,21 @@ def test_an_accepted_expression_can_never_open_a_definition(tokens: list[str]) -
         return
     if "==" in checked:
         assert "LET" in checked
+
+
+def test_model_means_leave_out_phases_that_have_no_score() -> None:
+    """An inconclusive P4 or a mapping error says nothing about the spec: not a 0 in the mean."""
+    from pytest_sysmobench import report
+
+    def record(task: str, phase: str, status: str, score: float | None) -> dict[str, object]:
+        return {"task": task, "model": "m", "sample": 0, "phase": phase, "status": status, "score": score}
+
+    records = [record(t, p, "passed", 1.0) for t in ("a", "b") for p in ("syntax", "runtime", "conformance")]
+    records += [record("a", "invariants", "passed", 1.0), record("b", "invariants", "inconclusive", None)]
+    records += [record("c", p, "not_evaluable", None) for p in ("syntax", "runtime", "conformance", "invariants")]
+    board = report.build(records, {}, "run")
+    row = board["models"][0]
+    assert row["invariants"] == 1.0 and row["syntax"] == 1.0
+    board_none = report.build([record("c", "invariants", "inconclusive", None)], {}, "run")
+    assert board_none["models"][0]["invariants"] is None
+    assert "-" in report.table(board_none).splitlines()[-1]

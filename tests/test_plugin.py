@@ -145,3 +145,23 @@ def test_missing_jar_is_a_harness_error_not_a_failure(bench: pytest.Pytester) ->
     )
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*HarnessError*nope.jar*"])
+
+
+def test_an_interrupted_run_keeps_the_last_complete_leaderboard(bench: pytest.Pytester) -> None:
+    bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider").assert_outcomes(passed=3, skipped=1)
+    complete = _board(bench.path)
+    bench.makeconftest("""
+        import pytest
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_runtest_logreport(report):
+            if report.when == "call" and "syntax" in report.nodeid:
+                raise KeyboardInterrupt
+    """)
+    interrupted = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider")
+    assert interrupted.ret == pytest.ExitCode.INTERRUPTED
+    assert _board(bench.path) == complete, "the complete board was overwritten by a partial one"
+    partial = [json.loads(p.read_text()) for p in (bench.path / ".sysmobench" / "runs").glob("*/leaderboard.json")]
+    marked = [b for b in partial if b.get("interrupted")]
+    assert len(marked) == 1 and len(marked[0]["cells"]) == 1
+    assert set(marked[0]["cells"][0]["phases"]) == {"syntax"}
