@@ -81,7 +81,10 @@ def module_spans(text: str) -> list[ModuleSpan]:
     Read line by line on the comment-free text (a ``====`` inside a comment closes nothing),
     counting nesting: a module ends at the footer that brings the depth back to zero.
     """
-    lines = strip_comments(normalize_newlines(text)).split("\n")
+    return _spans(strip_comments(normalize_newlines(text)).split("\n"))
+
+
+def _spans(lines: list[str]) -> list[ModuleSpan]:
     spans: list[ModuleSpan] = []
     depth, start, name = 0, 0, ""
     nested: list[tuple[int, int]] = []
@@ -122,7 +125,7 @@ def body(text: str) -> str:
     """The first module's own body: after its header line, before its closing ====, without
     comments and without the modules nested in it (their declarations are not its own)."""
     clean = strip_comments(normalize_newlines(text)).split("\n")
-    spans = module_spans(text)
+    spans = _spans(clean)
     if not spans:
         return "\n".join(clean)
     span = spans[0]
