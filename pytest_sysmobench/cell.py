@@ -19,7 +19,9 @@ from .models import Candidate, SpecSource
 from .phases import CHECKS, CellContext
 from .scoring import PhaseResult, Status, composite, gate
 from .tasks import PHASES, Task
-from .tla.toolchain import Toolchain
+from .tla.driver import DriverError
+from .tla.jar import ToolchainMissing
+from .tla.toolchain import CellBudget, CellBudgetSpent, Toolchain
 
 if TYPE_CHECKING:
     from .evaluator import Evaluator
@@ -61,13 +63,23 @@ class Cell:
         self.traces_dir = traces_dir
         self.evaluator = evaluator
         self._candidate: Candidate | None = None
+        self._budget: CellBudget | None = None
         self.results: dict[str, PhaseResult] = {}
+        #: Files of the run folder that could not be written (read-only or full disk): the
+        #: results still stand and reach the report; the loss is said, not raised.
+        self.write_errors: list[str] = []
 
     def candidate(self) -> Candidate:
         if self._candidate is None:
             self._candidate = self.source.candidate(self.task, self.id.sample)
-            self._record_candidate(self._candidate)
+            self._saving(self._record_candidate, self._candidate)
         return self._candidate
+
+    def _saving(self, write: Callable[..., None], *args: Any) -> None:
+        try:
+            write(*args)
+        except OSError as exc:
+            self.write_errors.append(f"{self.run_dir}: {exc.strerror or exc}")
 
     def _record_candidate(self, candidate: Candidate) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -87,9 +99,23 @@ class Cell:
 
     def result(self, phase: str) -> PhaseResult:
         if phase not in self.results:
-            self.results[phase] = self._compute(phase)
-            self._record_results()
+            self.results[phase] = self._guarded(phase)
+            self._saving(self._record_results)
         return self.results[phase]
+
+    def _guarded(self, phase: str) -> PhaseResult:
+        """A phase always ends in a result.  A fault of the harness (or of the machine: a read-only
+        or full disk, a dead JVM) is an *error*, outside the means, never the spec's failure."""
+        try:
+            return self._compute(phase)
+        except CellBudgetSpent as exc:
+            return PhaseResult(phase, Status.INCONCLUSIVE, None, f"inconclusive: {exc}; this phase was not finished",
+                               {"cell_budget_s": self.task.cell_budget_s})
+        except (DriverError, ToolchainMissing):
+            raise  # the plugin reports these as pytest errors with their own message
+        except Exception as exc:  # noqa: BLE001 - whatever it is, the cell records it and goes on
+            return PhaseResult(phase, Status.ERROR, None, f"harness error: {type(exc).__name__}: {exc}",
+                               {"exception": type(exc).__name__})
 
     def _compute(self, phase: str) -> PhaseResult:
         candidate = self.candidate()
@@ -98,11 +124,28 @@ class Cell:
         if candidate.generation_error:
             return PhaseResult(phase, Status.BLOCKED, 0.0, f"blocked: generation failed: {candidate.generation_error}")
         earlier = [self.result(p) for p in PHASES[: PHASES.index(phase)] if p in ("syntax", "runtime")]
+        budget = self._start_budget()
+        if budget.remaining() <= 0:
+            raise CellBudgetSpent(f"the cell budget of {budget.seconds:g} s (task.yaml cell_budget_s) was spent "
+                                  "before this phase ran")
         blocked = gate(phase, earlier)
         if blocked is not None:
             return blocked
-        context = CellContext(self.task, candidate, self._toolchain(), self.run_dir, self.traces_dir, self.evaluator)
-        return CHECKS[phase](context)
+        toolchain = self._toolchain().bounded(budget)
+        context = CellContext(self.task, candidate, toolchain, self.run_dir, self.traces_dir, self.evaluator)
+        result = CHECKS[phase](context)
+        if budget.remaining() <= 0 and result.status is not Status.PASSED:
+            # A run cut short by the cell budget may have decided this result: it is not counted.
+            return PhaseResult(phase, Status.INCONCLUSIVE, None,
+                               f"inconclusive: the cell budget of {budget.seconds:g} s (task.yaml cell_budget_s) "
+                               f"ran out during this phase (it had reached: {result.status.value}: {result.reason})",
+                               {**result.details, "cell_budget_s": budget.seconds})
+        return result
+
+    def _start_budget(self) -> CellBudget:
+        if self._budget is None:
+            self._budget = CellBudget(self.task.cell_budget_s)
+        return self._budget
 
     def evaluate(self) -> dict[str, PhaseResult]:
         """All four phases, in order."""

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Mapping as TMapping
 
 import yaml
 
+from . import untrusted_yaml
 from .tasks import IDENTIFIER, Task
 from .tla import modules
 from .tla.expressions import ExpressionError, check_expression
@@ -286,14 +287,14 @@ def _variable(canonical: str, raw: Any, where: str, task: Task) -> VariableMap:
 def _check_value_types(canonical: str, values: tuple[tuple[str, str], ...], shape: str, where: str, task: Task) -> None:
     """A value table's canonical side must hold values of the canonical variable's type."""
     declared = next((v.type for v in task.vocabulary.variables if v.name == canonical), "")
-    allowed = _enumerated_values(declared, shape) if values else None
+    allowed = enumerated_values(declared, shape) if values else None
     for canon, _ in values if allowed is not None else ():
         if canon not in allowed:
             raise MappingError(f"{where}.values: {canon} is not a value of {canonical} "
                                f"(type {declared}: {', '.join(sorted(allowed))})")
 
 
-def _enumerated_values(type_text: str, shape: str) -> set[str] | None:
+def enumerated_values(type_text: str, shape: str) -> set[str] | None:
     """The literals of a type written as an enumeration ``{"a", "b"}`` (a function's range for
     shape function), or None: other types are left to the check against the traces."""
     text = type_text.strip()
@@ -373,17 +374,6 @@ CANON = "canon"
 MAX_MAPPING_BYTES = 256_000
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """YAML without anchors and aliases: a mapping never needs them, and a few hundred bytes of
-    nested aliases expand to gigabytes."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            line = self.peek_event().start_mark.line + 1
-            raise MappingError(f"YAML aliases are not allowed in a mapping (line {line})")
-        return super().compose_node(parent, index)
-
-
 def load_mapping(path: Path, task: Task) -> Mapping:
     try:
         size = path.stat().st_size
@@ -393,9 +383,9 @@ def load_mapping(path: Path, task: Task) -> Mapping:
     except OSError as exc:
         raise MappingError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     try:
-        data = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader without aliases
-    except MappingError as exc:
-        raise MappingError(f"{path}: {exc}") from exc
+        data = untrusted_yaml.load(text)
+    except untrusted_yaml.AliasRefused as exc:
+        raise MappingError(f"{path}: YAML aliases are not allowed in a mapping (line {exc.line})") from exc
     except (yaml.YAMLError, RecursionError) as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ from .llm import CONFIG_ENV, CONFIG_FILE
 from .methods import METHODS
 from .scoring import PHASE_MARKERS, PhaseResult, Status
 from .session import BenchmarkSession, Options, PhaseCase
-from .tla.driver import DriverError
+from .tla.driver import DriverError, toolchain_summary
 from .tla.jar import ToolchainMissing
 
 FIXTURE = "sysmobench_phase"
@@ -46,6 +47,7 @@ class Collector:
     provenance: dict[str, Any] = field(default_factory=dict)
     tools: dict[str, int] = field(default_factory=lambda: {"sany": 0, "tlc": 0, "cache_hits": 0})
     written: list[Path] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -135,6 +137,16 @@ def pytest_configure(config: pytest.Config) -> None:
         _group_cells_on_one_worker(config)
 
 
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    state = config.stash.get(session_key, None)
+    if state is None:
+        return None
+    options = state.options
+    lines = [f"sysmobench: models {', '.join(options.models)}; tasks {options.tasks_dir}; output {options.output}"]
+    lines.append(f"sysmobench: {toolchain_summary(options.jar)}")
+    return lines
+
+
 def _group_cells_on_one_worker(config: pytest.Config) -> None:
     """All phases of a cell run on one worker, so each tool run happens once per cell.
 
@@ -206,6 +218,10 @@ def sysmobench_phase(request: pytest.FixtureRequest) -> PhaseResult:
     except (DriverError, ToolchainMissing) as exc:
         item.stash[result_key] = _record(case, PhaseResult(case.phase, Status.ERROR, None, f"harness error: {exc}"))
         raise HarnessError(str(exc)) from exc
+    except Exception as exc:  # noqa: BLE001 - recorded, so the leaderboard still has this cell
+        message = f"harness error: {type(exc).__name__}: {exc}"
+        item.stash[result_key] = _record(case, PhaseResult(case.phase, Status.ERROR, None, message))
+        raise HarnessError(message) from exc
     after = state.tool_counters()
     record = _record(case, result)
     record["tools"] = {k: after[k] - before.get(k, 0) for k in after}
@@ -278,12 +294,25 @@ class LeaderboardReporter:
             return
         state = self.config.stash[session_key]
         board = self.board()
+        targets = [state.run_root]
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             # A partial board stays in its run folder, marked; the last complete one is kept.
             board["interrupted"] = True
-            self.collector.written = report.write(board, state.run_root)
-            return
-        self.collector.written = report.write(board, state.run_root) + report.write(board, state.options.output)
+        else:
+            targets.append(state.options.output)
+        for directory in targets:
+            self._write(board, directory)
+
+    def _write(self, board: dict[str, Any], directory: Path) -> None:
+        """A finished run's results are never lost to an unwritable output folder: they go to a
+        fresh temporary folder instead, and the summary says where."""
+        try:
+            self.collector.written += report.write(board, directory)
+        except OSError as exc:
+            fallback = Path(tempfile.mkdtemp(prefix="sysmobench-leaderboard-"))
+            self.collector.problems.append(f"could not write the leaderboard to {directory} ({exc.strerror or exc}); "
+                                           f"wrote it to {fallback}")
+            self.collector.written += report.write(board, fallback)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.collector.records:
@@ -305,6 +334,8 @@ class LeaderboardReporter:
                 terminalreporter.write_line(f"{model['model']}: pass@{k} {cols}; best-of-{k} composite {model['best_of_k']:.3f}")
         for path in self.collector.written:
             terminalreporter.write_line(f"wrote {os.path.relpath(path)}")
+        for problem in self.collector.problems:
+            terminalreporter.write_line(f"warning: {problem}", yellow=True)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -88,8 +88,8 @@ class Scorer:
     def run_root(self) -> Path:
         return self.output / "runs" / self.run_id
 
-    def cell(self, task: Task, source: SpecSource, sample: int = 0) -> Cell:
-        return Cell(task, source, sample, self.toolchain, self.run_root, self.traces_dir, self.evaluator)
+    def cell(self, task: Task, source: SpecSource, sample: int = 0, traces_dir: Path | None = None) -> Cell:
+        return Cell(task, source, sample, self.toolchain, self.run_root, traces_dir or self.traces_dir, self.evaluator)
 
     def toolchain(self) -> Toolchain:
         if self._toolchain is None:

@@ -7,6 +7,7 @@ names the file and the field, instead of surfacing later as a confusing TLC erro
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,9 +15,18 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
+from . import untrusted_yaml
+
 PHASES: tuple[str, ...] = ("syntax", "runtime", "conformance", "invariants")
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TASK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+#: No budget, count or depth in a task file may exceed this (a day in seconds): nan, inf and
+#: 1e300 would otherwise turn every bound into "never stop".
+MAX_NUMBER = 86_400.0
+#: Whole-cell safety net (task.yaml ``cell_budget_s``): past it, the cell's remaining work is
+#: recorded as inconclusive, never as a pass or a failure.
+CELL_BUDGET_S = 900.0
+MAX_TASK_FILE_BYTES = 1 << 20
 
 
 class TaskError(ValueError):
@@ -186,6 +196,11 @@ class Task:
     invariants: InvariantSettings = field(default_factory=InvariantSettings)
     harness: Harness | None = None
     fix_module_name: bool = False  # a generated module with another name is renamed, not failed
+    cell_budget_s: float = CELL_BUDGET_S
+    invariants_file: Path | None = None
+
+    def vocabulary_type(self, variable: str) -> str:
+        return next((v.type for v in self.vocabulary.variables if v.name == variable), "?")
 
     @property
     def default_constants(self) -> dict[str, str]:
@@ -228,13 +243,20 @@ class _Fields:
             raise TaskError(f"{self.where}.{key}: expected a list, got {type(value).__name__}")
         return value
 
-    def number(self, key: str, default: float) -> float:
+    def number(self, key: str, default: float, limit: float = MAX_NUMBER) -> float:
         value = self._get(key, False)
         if value is None:
             return default
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise TaskError(f"{self.where}.{key}: expected a positive number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or not 0 < value <= limit:
+            raise TaskError(f"{self.where}.{key}: expected a positive number up to {limit:g}, got {value!r}")
         return float(value)
+
+    def ints(self, key: str) -> tuple[int, ...]:
+        values = self.list(key, required=False)
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            raise TaskError(f"{self.where}.{key}: expected a list of integers, got {values!r:.200}")
+        return tuple(values)
 
     def flag(self, key: str, default: bool) -> bool:
         value = self._get(key, False)
@@ -250,11 +272,17 @@ class _Fields:
 
 def read_yaml(path: Path) -> Any:
     try:
+        if path.stat().st_size > MAX_TASK_FILE_BYTES:
+            raise TaskError(f"{path}: {path.stat().st_size} bytes, more than a task file may hold ({MAX_TASK_FILE_BYTES})")
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise TaskError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise TaskError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
     try:
-        return yaml.safe_load(text)
+        return untrusted_yaml.load(text)
+    except RecursionError as exc:
+        raise TaskError(f"{path}: nested too deeply to be a task file") from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
@@ -364,9 +392,9 @@ def _harness(directory: Path, fields: _Fields) -> Harness:
         packages=tuple(str(x) for x in fields.list("packages", required=False)),
         build=fields.str("build", ""),
         run=fields.str("run"),
-        retry_exit_codes=tuple(int(x) for x in fields.list("retry_exit_codes", required=False)),
+        retry_exit_codes=fields.ints("retry_exit_codes"),
         attempts=int(fields.number("attempts", 1)),
-        seeds=tuple(int(x) for x in fields.list("seeds", required=False)) or (1,),
+        seeds=fields.ints("seeds") or (1,),
         ops=int(fields.number("ops", 100)),
         ordering=fields.str("ordering"),
     )
@@ -390,7 +418,8 @@ def load_task(directory: Path) -> Task:
         if action not in action_names:
             raise TaskError(f"{path}.target_actions: {action!r} is not an action of the vocabulary")
     reference = root.sub("reference")
-    templates, definitions = _templates(_existing(directory, root.str("invariants"), f"{path}.invariants"))
+    invariants_file = _existing(directory, root.str("invariants"), f"{path}.invariants")
+    templates, definitions = _templates(invariants_file)
     mutants_file = root.str("mutants", "")
     runtime = root.sub("phases", required=False).sub("runtime", required=False)
     invariants = root.sub("phases", required=False).sub("invariants", required=False)
@@ -435,6 +464,8 @@ def load_task(directory: Path) -> Task:
                                      constraint=invariants.str("constraint", "").strip()),
         harness=_harness(directory, root.sub("harness")) if root.data.get("harness") else None,
         fix_module_name=root.flag("fix_module_name", False),
+        cell_budget_s=root.number("cell_budget_s", CELL_BUDGET_S),
+        invariants_file=invariants_file,
     )
 
 
@@ -458,4 +489,6 @@ def load_tasks(root: Path, names: Sequence[str] | None = None) -> TaskLoad:
             tasks.append(load_task(directory))
         except TaskError as exc:
             errors.append((directory.name, str(exc)))
+        except (RecursionError, ValueError, TypeError, OSError) as exc:  # a task file we did not foresee
+            errors.append((directory.name, f"{directory / 'task.yaml'}: cannot load: {type(exc).__name__}: {exc}"))
     return TaskLoad(tuple(tasks), tuple(errors))

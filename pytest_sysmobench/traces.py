@@ -15,10 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .mapping import SET_TAG
+from .mapping import SET_TAG, enumerated_values
 from .tasks import Task
 
 JsonValue = Any
+#: Traces are input like any other: a line, a string or a nesting past these is a corrupt trace.
+MAX_TRACE_BYTES = 64 << 20
+MAX_LINE_BYTES = 1 << 20
+MAX_STRING_CHARS = 1024
+MAX_DEPTH = 32
 
 
 class TraceError(ValueError):
@@ -74,19 +79,43 @@ class _Validator:
     path: Path
     variables: set[str] = field(init=False)
     actions: dict[str, tuple[str, ...]] = field(init=False)
+    #: Canonical variables whose type is an enumeration: (function-shaped?, the allowed literals).
+    enumerated: dict[str, tuple[bool, set[str]]] = field(init=False)
 
     def __post_init__(self) -> None:
         self.variables = {v.name for v in self.task.vocabulary.variables}
         self.actions = {a.name: a.params for a in self.task.vocabulary.actions}
+        self.enumerated = {}
+        for variable in self.task.vocabulary.variables:
+            function = variable.type.strip().startswith("[")
+            allowed = enumerated_values(variable.type, "function" if function else "scalar")
+            if allowed is not None:
+                self.enumerated[variable.name] = (function, allowed)
+
+    def typed(self, line: int, name: str, value: JsonValue) -> None:
+        """A value outside an enumerated canonical type is the trace's fault: no spec could take it."""
+        if name not in self.enumerated:
+            return
+        function, allowed = self.enumerated[name]
+        if function and not isinstance(value, dict):
+            raise self.fail(line, f"state.{name}: expected a function (a JSON object), got {type(value).__name__}")
+        for item in value.values() if function else [value]:
+            literal = ("TRUE" if item else "FALSE") if isinstance(item, bool) else json.dumps(item)
+            if literal not in allowed:
+                raise self.fail(line, f"state.{name}: {literal[:60]} is not a value of its type {self.task.vocabulary_type(name)}")
 
     def fail(self, line: int, message: str) -> TraceError:
         return TraceError(f"{self.path}:{line}: {message}")
 
     def record(self, line: int, text: str) -> dict[str, JsonValue]:
+        if len(text) > MAX_LINE_BYTES:
+            raise self.fail(line, f"line of {len(text):,} characters, over the {MAX_LINE_BYTES:,} a trace line may have")
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
             raise self.fail(line, f"not valid JSON ({exc.msg} at column {exc.colno})") from exc
+        except RecursionError as exc:
+            raise self.fail(line, f"JSON nested more than {MAX_DEPTH} levels deep") from exc
         if not isinstance(value, dict):
             raise self.fail(line, f"expected a JSON object, got {type(value).__name__}")
         return value
@@ -103,6 +132,7 @@ class _Validator:
             raise self.fail(line, f"state has unknown variable(s) {', '.join(extra)}")
         for name, value in state.items():
             _check_value(value, lambda m: self.fail(line, f"state.{name}: {m}"))
+            self.typed(line, name, value)
         return state
 
     def event(self, line: int, record: Mapping[str, JsonValue], step: int) -> tuple[str, tuple[JsonValue, ...]]:
@@ -123,26 +153,47 @@ class _Validator:
         return action, tuple(given[p] for p in params)
 
 
-def _check_value(value: JsonValue, fail: Any) -> None:
-    """Trace values must have a TLA+ reading: no floats, no nulls."""
-    if isinstance(value, bool) or isinstance(value, (int, str)):
+def _check_value(value: JsonValue, fail: Any, depth: int = 0) -> None:
+    """Trace values must have a TLA+ reading (no floats, no nulls) and stay small enough to be
+    written into a TLA+ module: short printable strings, bounded integers, bounded nesting."""
+    if depth > MAX_DEPTH:
+        raise fail(f"nested more than {MAX_DEPTH} levels deep")
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        if not -(2**31) <= value < 2**31:
+            raise fail(f"integer {value} is outside TLC's 32-bit range")
+        return
+    if isinstance(value, str):
+        _check_string(value, fail)
         return
     if isinstance(value, list):
         for item in value:
-            _check_value(item, fail)
+            _check_value(item, fail, depth + 1)
         return
     if isinstance(value, dict):
         if SET_TAG in value and (len(value) != 1 or not isinstance(value[SET_TAG], list)):
             raise fail(f'a set is written {{"{SET_TAG}": [items]}} and nothing else')
-        for item in value.values():
-            _check_value(item, fail)
+        for key, item in value.items():
+            _check_string(key, fail)
+            _check_value(item, fail, depth + 1)
         return
     raise fail(f"{type(value).__name__} values have no TLA+ reading")
+
+
+def _check_string(text: str, fail: Any) -> None:
+    if len(text) > MAX_STRING_CHARS:
+        raise fail(f"a string of {len(text):,} characters (at most {MAX_STRING_CHARS:,})")
+    if not text.isprintable() or not text.isascii():
+        raise fail(f"string {text[:40]!r} has a control or non-ASCII character (TLA+ strings are printable ASCII)")
 
 
 def load_trace(path: Path, task: Task) -> Trace:
     validator = _Validator(task, path)
     try:
+        size = path.stat().st_size
+        if size > MAX_TRACE_BYTES:
+            raise TraceError(f"{path}: {size:,} bytes, over the {MAX_TRACE_BYTES:,} a trace file may have")
         raw = path.read_bytes()
     except OSError as exc:
         raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from exc
@@ -157,6 +208,11 @@ def load_trace(path: Path, task: Task) -> Trace:
     meta = validator.record(meta_line, meta_text).get("meta")
     if not isinstance(meta, dict):
         raise validator.fail(meta_line, "the first line must be {\"meta\": {...}}")
+    constants = meta.get("constants") or {}
+    if not isinstance(constants, dict):
+        raise validator.fail(meta_line, "meta.constants must be an object")
+    for name, value in constants.items():
+        _check_value(value, lambda m, name=name: validator.fail(meta_line, f"meta.constants.{name}: {m}"))
     init = validator.record(init_line, init_text)
     if init.get("step") != 0 or init.get("action") != "Init":
         raise validator.fail(init_line, "the second line must be the initial state {\"step\": 0, \"action\": \"Init\", ...}")

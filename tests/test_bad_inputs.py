@@ -18,8 +18,16 @@ beside it, and ``expect.yaml`` says what a demanding user would call the right o
         score: 0.5 or [low, high]                  # optional
         details: [substring, ...]                  # optional: in the JSON of the phase's details
 
+A case may also bring its own task files or traces:
+
+    task_files/<relative path>                     # laid over a copy of tasks/spin (a broken task file)
+    traces/<name>.ndjson                           # the traces P3 and P4 see (default: none)
+    traces: spin                                   # in expect.yaml: the captured spin traces of data/traces
+    task_error: substring                          # instead of phases: loading the task must fail so
+
 Every case is also held to rules that hold everywhere: all four phases have a result, never a
-harness error, and every reason is non-empty and short enough to read (MAX_REASON_CHARS).
+harness error unless the case brings its own (broken) task files or traces, and every reason is non-empty and
+short enough to read (MAX_REASON_CHARS).
 
 All cases share one module-scoped Scorer (one driver JVM).  Cells are evaluated lazily and
 memoised, so the confinement test sees every case however the tests are ordered or selected.
@@ -42,6 +50,7 @@ import pytest
 import yaml
 
 from pytest_sysmobench import PHASES, Status, load_task
+from pytest_sysmobench.tasks import TaskError, load_tasks
 from pytest_sysmobench.models import ReplaySource
 from pytest_sysmobench.phases import invariants as invariants_phase
 from pytest_sysmobench.phases import runtime as runtime_phase
@@ -59,11 +68,16 @@ SUSPICIOUS = ("evil", "passwd", "sysmobench-pwned")
 
 def _load(case_dir: Path) -> dict[str, Any]:
     data = yaml.safe_load((case_dir / "expect.yaml").read_text(encoding="utf-8"))
-    assert isinstance(data, dict) and isinstance(data.get("phases"), dict), f"{case_dir}/expect.yaml: no phases"
+    assert isinstance(data, dict), f"{case_dir}/expect.yaml: not a mapping"
+    assert isinstance(data.get("phases"), dict) != bool(data.get("task_error")), \
+        f"{case_dir}/expect.yaml: give either phases or task_error"
     return data
 
 
 CASES = {d.name: _load(d) for d in sorted(CORPUS.iterdir()) if d.is_dir()}
+SPEC_CASES = [name for name, expect in CASES.items() if "phases" in expect]
+TASK_ERROR_CASES = [name for name, expect in CASES.items() if "task_error" in expect]
+CAPTURED_TRACES = ROOT / "data" / "traces"
 
 
 def _param(name: str) -> Any:
@@ -157,9 +171,12 @@ class Corpus:
         self.replay = replay
         self.outcomes: dict[str, Outcome] = {}
 
-    def task_for(self, expect: dict[str, Any]):
-        overrides = expect.get("task") or {}
-        task = TASK
+    def task_for(self, name: str, expect: dict[str, Any]):
+        overrides = dict(expect.get("task") or {})
+        task = TASK if not (CORPUS / name / "task_files").is_dir() else load_task(_patched_task(name, self.replay.parent))
+        top = {k: v for k, v in overrides.items() if k not in ("runtime", "invariants")}
+        if top:
+            task = dataclasses.replace(task, **top)
         if "runtime" in overrides:
             task = dataclasses.replace(task, runtime=dataclasses.replace(task.runtime, **overrides["runtime"]))
         if "invariants" in overrides:
@@ -176,7 +193,8 @@ class Corpus:
                     # never-ending case costs seconds, not minutes.  What is tested is that it ends, and how.
                     patch.setattr(runtime_phase, "HARD_LIMIT_MARGIN_S", float(margin))
                     patch.setattr(invariants_phase, "HARD_LIMIT_MARGIN_S", float(margin))
-                cell = self.scorer.cell(self.task_for(expect), ReplaySource(self.replay / name))
+                cell = self.scorer.cell(self.task_for(name, expect), ReplaySource(self.replay / name),
+                                        traces_dir=_traces_for(name, expect, self.replay.parent))
                 start = time.monotonic()
                 results = cell.evaluate()
                 elapsed = time.monotonic() - start
@@ -184,17 +202,53 @@ class Corpus:
         return self.outcomes[name]
 
 
+def _brings_own_data(name: str) -> bool:
+    """A broken task file or trace is the data's fault: reported as an error, which a spec never causes."""
+    return (CORPUS / name / "task_files").is_dir() or (CORPUS / name / "traces").is_dir()
+
+
+def _patched_task(name: str, root: Path) -> Path:
+    """A copy of tasks/spin with the case's task_files laid over it (made once per case)."""
+    target = root / "tasks" / name / TASK.name
+    if not target.is_dir():
+        shutil.copytree(TASK.directory, target)
+        overlay = CORPUS / name / "task_files"
+        for path in sorted(overlay.rglob("*")):
+            if path.is_file():
+                destination = target / path.relative_to(overlay)
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, destination)
+    return target
+
+
+def _traces_for(name: str, expect: dict[str, Any], root: Path) -> Path | None:
+    """The traces folder for the case (holding ``spin/*.ndjson``), or None for no traces."""
+    if expect.get("traces") == "spin":
+        return CAPTURED_TRACES
+    own = CORPUS / name / "traces"
+    if not own.is_dir():
+        return None
+    target = root / "traces" / name
+    if not target.is_dir():
+        shutil.copytree(own, target / TASK.name)
+    return target
+
+
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     root = tmp_path_factory.mktemp("bad_inputs")
     replay = root / "replay"
-    for name in CASES:
+    for name in SPEC_CASES:
         target = replay / name / TASK.name
         target.mkdir(parents=True)
         shutil.copyfile(CORPUS / name / "answer.txt", target / f"{TASK.module}.tla")
         for extra in (f"{TASK.module}.cfg", "mapping.yaml"):
             if (CORPUS / name / extra).is_file():
                 shutil.copyfile(CORPUS / name / extra, target / extra)
+    for name, expect in CASES.items():  # made up front, so that they count as inputs, not as output
+        if (CORPUS / name / "task_files").is_dir():
+            _patched_task(name, root)
+        _traces_for(name, expect, root)
     yield World(
         root=root,
         out=root / "out",
@@ -242,8 +296,11 @@ def _short(text: str, limit: int = 300) -> str:
 
 
 def test_corpus_is_well_formed() -> None:
-    assert len(CASES) >= 22
+    assert len(CASES) >= 80
     for name, expect in CASES.items():
+        if "task_error" in expect:
+            assert (CORPUS / name / "task_files").is_dir(), f"{name}: a task_error case brings task_files"
+            continue
         assert (CORPUS / name / "answer.txt").is_file(), name
         assert set(expect["phases"]) == set(PHASES), f"{name}: expect.yaml must give all four phases"
         for phase, spec in expect["phases"].items():
@@ -251,7 +308,25 @@ def test_corpus_is_well_formed() -> None:
             assert spec.get("reason"), f"{name}/{phase}: no reason substring"
 
 
-@pytest.mark.parametrize("case", [_param(name) for name in CASES])
+@pytest.mark.parametrize("case", [_param(name) for name in TASK_ERROR_CASES])
+def test_broken_task_file_is_refused_with_file_and_field(world: World, case: str) -> None:
+    """A broken task file stops that task with a message naming where, and only that task."""
+    expect = CASES[case]
+    directory = _patched_task(case, world.root)
+    start = time.monotonic()
+    with pytest.raises(TaskError) as caught:
+        load_task(directory)
+    assert time.monotonic() - start < 10, "refusing a task file must not take long"
+    message = str(caught.value)
+    wanted = expect["task_error"] if isinstance(expect["task_error"], list) else [expect["task_error"]]
+    for item in wanted:
+        assert item in message, f"{message!r} lacks {item!r}"
+    assert str(directory) in message, f"the message does not name the file: {message!r}"
+    load = load_tasks(directory.parent)
+    assert [name for name, _ in load.errors] == [TASK.name] and not load.tasks
+
+
+@pytest.mark.parametrize("case", [_param(name) for name in SPEC_CASES])
 def test_bad_input(corpus: Corpus, case: str) -> None:
     expect = CASES[case]
     outcome = corpus.outcome(case)
@@ -261,7 +336,7 @@ def test_bad_input(corpus: Corpus, case: str) -> None:
     for phase in PHASES:
         result = results[phase]
         want = expect["phases"][phase]
-        if result.status is Status.ERROR:
+        if result.status is Status.ERROR and not _brings_own_data(case):
             problems.append(f"{phase}: harness error (a spec must never cause one): {_short(result.reason)}")
         if result.status.value != want["status"]:
             problems.append(f"{phase}: status {result.status.value}, expected {want['status']}")
@@ -288,7 +363,7 @@ def test_bad_input(corpus: Corpus, case: str) -> None:
 
 def test_nothing_written_outside_the_output_dir(world: World, corpus: Corpus) -> None:
     """MODULE ../../../tmp/evil, MODULE /etc/passwd and IOExec must leave no trace outside the run dir."""
-    for name in CASES:
+    for name in SPEC_CASES:
         corpus.outcome(name)
     problems = []
     # 1. This module's private tmp tree: besides the replay inputs, only the output dir may grow.

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import threading
 import time
 from importlib import resources
@@ -349,7 +351,11 @@ def test_missing_javac_falls_back_to_cli(jar: Path, tmp_path: Path) -> None:
     with ToolRunner(jar, javac=str(tmp_path / "no-javac"), work_dir=tmp_path) as tool_runner:
         assert tool_runner.mode == "cli"
         info = tool_runner.describe()
-        assert "cli" in info["javac"] and "all interfaces" in info["network"]
+        assert "cli" in info["javac"]
+        isolated = shutil.which("unshare") is not None and subprocess.run(
+            ["unshare", "--net", *([] if os.geteuid() == 0 else ["--map-root-user"]), "true"], capture_output=True
+        ).returncode == 0
+        assert ("network namespace of its own" if isolated else "all interfaces") in info["network"], info["network"]
         assert info["java_version"].startswith(("openjdk", "java"))
 
 
@@ -411,3 +417,92 @@ def test_a_run_stopped_by_the_hard_time_limit_is_not_cached(jar: Path, tmp_path:
         assert first.raw.timed_out
         again = toolchain.tlc(tmp_path / "job", files, "Grow", ["-config", "Grow.cfg"], timeout_s=3)
         assert again.raw.timed_out and not again.cached
+
+
+# ---------------------------------------------------------------- output limits and network isolation
+
+FLOOD = """EXTENDS Naturals, Sequences, TLC
+VARIABLE x
+S0 == "0123456789"
+S1 == S0 \\o S0 \\o S0 \\o S0 \\o S0 \\o S0 \\o S0 \\o S0 \\o S0 \\o S0
+S2 == S1 \\o S1 \\o S1 \\o S1 \\o S1 \\o S1 \\o S1 \\o S1 \\o S1 \\o S1
+Init == x = 0
+Next == PrintT(<<x, S2, S2, S2>>) /\\ x' = x + 1
+"""
+
+
+def test_output_past_the_limit_stops_the_run_and_keeps_head_and_tail(runner: ToolRunner, tmp_path: Path) -> None:
+    """A spec printing without end is stopped by bytes written, not by time; only head and tail are read."""
+    limited = ToolRunner(runner._jar, work_dir=tmp_path / "work", prefer_driver=runner.mode == "driver",
+                         output_limit=200_000)
+    with limited:
+        spec = write(tmp_path / "s", "Flood", FLOOD, cfg=CFG_PLAIN)
+        start = time.monotonic()
+        run = bfs(limited, spec, "Flood", timeout_s=120)
+        assert time.monotonic() - start < 60, "the run was not stopped at its output limit"
+        assert run.output_limited and run.exit_code is None and not run.timed_out
+        assert "stopped: its output passed 200,000 bytes" in run.detail
+        assert len(run.output.encode()) < 2 * 1024 * 1024 + 200
+        ok = bfs(limited, write(tmp_path / "c", "Counter", COUNTER, cfg=CFG_PLAIN), "Counter", "-deadlock")
+        assert ok.exit_code == 0 and not ok.output_limited, "the next job does not work after a stopped one"
+
+
+def test_output_past_the_limit_counts_even_when_the_run_ends_between_two_looks(jar: Path, tmp_path: Path) -> None:
+    """Whether a run's output passed the limit must not depend on how fast the machine polled it."""
+    body = COUNTER.replace("EXTENDS Naturals", "EXTENDS Naturals, TLC").replace("Next == x < 3 /\\ x' = x + 1", 'Next == x < 3 /\\ PrintT(<<x, "' + "y" * 4000 + '">>) /\\ x\' = x + 1')
+    with ToolRunner(jar, work_dir=tmp_path / "work", output_limit=5_000) as limited:
+        run = bfs(limited, write(tmp_path / "s", "Counter", body, cfg=CFG_PLAIN), "Counter", "-deadlock")
+    assert len(run.output) > 5_000 and run.output_limited and run.exit_code is None
+
+
+def test_a_run_stopped_at_the_output_limit_is_the_specs_verdict_not_a_harness_fault(jar: Path, tmp_path: Path) -> None:
+    from pytest_sysmobench.tla.messages import Verdict
+
+    files = {"Flood.tla": f"---- MODULE Flood ----\n{FLOOD}\n====\n", "Flood.cfg": CFG_PLAIN}
+    with ToolRunner(jar, work_dir=tmp_path / "work", output_limit=200_000) as limited:
+        toolchain = _toolchain(jar, tmp_path, limited)
+        first = toolchain.tlc(tmp_path / "job", files, "Flood", ["-config", "Flood.cfg"], timeout_s=120)
+        assert first.result.verdict is Verdict.OUTPUT_LIMIT
+        assert "prints without bound" in first.result.summary()
+        again = toolchain.tlc(tmp_path / "job", files, "Flood", ["-config", "Flood.cfg"], timeout_s=120)
+        assert again.cached, "a run bounded by bytes is a fact about the spec: it is cached"
+
+
+def _java_pids_under(work: Path) -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "tlc2.TLC" in cmdline and str(work) in cmdline:
+            pids.append(int(entry))
+    return pids
+
+
+def test_cli_mode_tlc_is_unreachable_from_outside(jar: Path, tmp_path: Path) -> None:
+    """Without the driver, TLC's RMI listener binds every interface: each java gets its own network namespace."""
+    work = tmp_path / "work"
+    with ToolRunner(jar, work_dir=work, prefer_driver=False) as cli:
+        if "namespace of its own" not in cli.describe()["network"]:
+            pytest.skip(f"no network namespaces here: {cli.describe()['network']}")
+        spec = write(tmp_path / "s", "Grow", UNBOUNDED, cfg=CFG_PLAIN)
+        result: list[RawRun] = []
+        job = threading.Thread(target=lambda: result.append(bfs(cli, spec, "Grow", stop_after_s=3)))
+        job.start()
+        namespaces, listening = set(), []
+        while job.is_alive():
+            for pid in _java_pids_under(work):
+                try:
+                    namespaces.add(os.readlink(f"/proc/{pid}/ns/net"))
+                    listening += _listening(_socket_inodes(pid))  # as seen from our (the host's) namespace
+                except OSError:
+                    pass
+            time.sleep(0.05)
+        job.join()
+    assert result and result[0].exit_code == 0
+    assert namespaces, "never saw the java process"
+    assert os.readlink("/proc/self/ns/net") not in namespaces
+    assert not listening, f"TLC listens where the host can reach it: {listening}"

@@ -3,13 +3,20 @@ the BFS and the simulations, and the screen for untrusted mapping expressions.""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
 from hypothesis import given, strategies as st
 
-from pytest_sysmobench import Status
+from pytest_sysmobench import Status, load_task
+from pytest_sysmobench.session import Scorer
 from pytest_sysmobench.phases.invariants import TemplateOutcome, _verdict
 from pytest_sysmobench.phases.runtime import coverage
 from pytest_sysmobench.tla.expressions import ExpressionError, check_expression
 from pytest_sysmobench.tla.messages import ActionCoverage, TlcResult, Verdict
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _outcome(name: str, status: str, states: int | None = 10) -> TemplateOutcome:
@@ -97,3 +104,39 @@ def test_model_means_leave_out_phases_that_have_no_score() -> None:
     board_none = report.build([record("c", "invariants", "inconclusive", None)], {}, "run")
     assert board_none["models"][0]["invariants"] is None
     assert "-" in report.table(board_none).splitlines()[-1]
+
+
+def test_an_unexpected_exception_in_a_phase_is_recorded_as_a_harness_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug of ours (or RecursionError on a pathological input) ends as a recorded error, never a crash."""
+    from pytest_sysmobench import cell as cell_module
+    from pytest_sysmobench.models import ReferenceSource
+
+    def explode(_ctx: object) -> None:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setitem(cell_module.CHECKS, "runtime", explode)
+    with Scorer(tmp_path / "out", use_cache=False) as scorer:
+        cell = scorer.cell(load_task(ROOT / "tasks" / "spin"), ReferenceSource())
+        results = cell.evaluate()
+    assert results["syntax"].status is Status.PASSED
+    assert results["runtime"].status is Status.ERROR and "RecursionError" in results["runtime"].reason
+    assert results["invariants"].status is Status.BLOCKED
+    stored = json.loads((cell.run_dir / "result.json").read_text())
+    assert stored["phases"]["runtime"]["status"] == "error"
+
+
+def test_a_full_disk_loses_no_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_sysmobench import cell as cell_module
+    from pytest_sysmobench.models import ReferenceSource
+
+    def no_space(path: Path, text: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cell_module, "atomic_write_text", no_space)
+    with Scorer(tmp_path / "out", use_cache=False) as scorer:
+        cell = scorer.cell(load_task(ROOT / "tasks" / "spin"), ReferenceSource())
+        results = cell.evaluate()
+    assert results["syntax"].status is Status.PASSED and results["invariants"].status is Status.PASSED
+    assert cell.write_errors and "No space left on device" in cell.write_errors[0]

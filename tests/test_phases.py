@@ -40,6 +40,35 @@ def test_parse_error_partial_credit_counts_only_definitions_that_parse(scorer: S
     assert result.score == pytest.approx(0.5 * parsed / total)
 
 
+def _replay(tmp_path: Path, text: str) -> "ReplaySource":
+    from pytest_sysmobench.models import ReplaySource
+
+    (tmp_path / "spin").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "spin" / "Spin.tla").write_text(text)
+    return ReplaySource(tmp_path)
+
+
+@pytest.mark.parametrize("count, broken", [(60, (7, 41)), (3000, (0, 1500))])
+def test_partial_credit_checks_definitions_in_groups_with_bounded_work(
+    scorer: Scorer, tmp_path: Path, count: int, broken: tuple[int, ...]
+) -> None:
+    """Groups that parse credit all their members; only the broken ones are checked alone.
+    A spec with thousands of definitions is credited over an even spread of them."""
+    from pytest_sysmobench.phases.syntax import MAX_UNITS
+
+    lines = [f"Def{i}(x) == x + {'+' if i in broken else ''} {i}" for i in range(count)]
+    text = "---- MODULE Spin ----\nEXTENDS Naturals\n" + "\n".join(lines) + "\n====\n"
+    before = scorer.tool_counters()["sany"]
+    result = scorer.cell(TASK, _replay(tmp_path, text)).result("syntax")
+    runs = scorer.tool_counters()["sany"] - before
+    checked = result.details["definitions"]
+    assert len(checked) == min(count, MAX_UNITS)
+    failing = [d["definition"] for d in checked if not d["parses"]]
+    assert failing == [f"Def{i}" for i in broken if f"Def{i}" in {d["definition"] for d in checked}]
+    assert result.score == pytest.approx(0.5 * (len(checked) - len(failing)) / len(checked))
+    assert runs <= 1 + 2 * len(broken) * (MAX_UNITS.bit_length() + 5), f"{runs} SANY runs for {count} definitions"
+
+
 def test_runtime_blames_the_action_whose_step_failed(scorer: Scorer) -> None:
     result = scorer.cell(TASK, MutantSource("arithmetic-on-string")).result("runtime")
     assert result.details["runtime_check"] is False

@@ -165,3 +165,20 @@ def test_an_interrupted_run_keeps_the_last_complete_leaderboard(bench: pytest.Py
     marked = [b for b in partial if b.get("interrupted")]
     assert len(marked) == 1 and len(marked[0]["cells"]) == 1
     assert set(marked[0]["cells"][0]["phases"]) == {"syntax"}
+
+
+def test_an_unwritable_output_folder_records_errors_and_still_writes_the_leaderboard(bench: pytest.Pytester) -> None:
+    """The output path runs through a regular file: every write there fails with an OSError."""
+    (bench.path / "blocker").write_text("not a folder")
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider",
+                                        "--sysmobench-output", str(bench.path / "blocker" / "out"))
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("errors", 0) + outcomes.get("error", 0) >= 1 and "INTERNALERROR" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*harness error*", "*could not write the leaderboard to*wrote it to*"])
+    line = next(x for x in result.outlines if "could not write the leaderboard" in x)
+    fallback = Path(line.rsplit("wrote it to ", 1)[1].strip())
+    board = json.loads((fallback / "leaderboard.json").read_text())
+    assert {c["task"] for c in board["cells"]} == {"spin"}
+    statuses = {p["status"] for c in board["cells"] for p in c["phases"].values()}
+    assert "error" in statuses
+    shutil.rmtree(fallback, ignore_errors=True)

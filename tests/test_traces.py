@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
 
 import pytest
@@ -146,3 +148,21 @@ def test_sets_are_written_with_a_tag_and_validated() -> None:
     for bad in ({"$set": 3}, {"$set": [], "other": 1}):
         with pytest.raises(ValueError, match="a set is written"):
             _check_value(bad, fail)
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('{"step": 1, "action": "Lock", "actor": "t1", "state": ' + "[" * 100_000 + "]" * 100_000 + "}",
+         "nested more than 32 levels deep"),
+        ('{"step": 1, "action": "Lock", "actor": "' + "t" * 10_000_000 + '", "state": {}}', "over the 1,048,576"),
+        (_edit(GOOD[2], state={**json.loads(GOOD[2])["state"], "locked": "yes"}), "is not a value of its type BOOLEAN"),
+    ],
+    ids=["json-100000-deep", "line-of-10-MB", "value-outside-the-type"],
+)
+def test_hostile_trace_lines_are_refused_quickly_with_their_line(tmp_path: Path, line: str, message: str) -> None:
+    path = _write(tmp_path, [*GOOD[:2], line])
+    start = time.monotonic()
+    with pytest.raises(TraceError, match=rf"t\.ndjson:3: .*{re.escape(message)}"):
+        load_trace(path, TASK)
+    assert time.monotonic() - start < 5

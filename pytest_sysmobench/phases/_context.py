@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..models import Candidate
+from ..scoring import PhaseResult, Status
 from ..tasks import Task
 from ..tla.cfg import Config
 from ..tla.toolchain import Toolchain
@@ -39,6 +40,18 @@ class CellContext:
     def spec_files(self) -> dict[str, str]:
         """The spec as files: the root module and the other modules of a multi-file spec."""
         return self.candidate.files()
+
+    def harness_name_clash(self, phase: str) -> PhaseResult | None:
+        """The spec's fault, scored 0: it defines a name the generated modules need."""
+        from ..tla.modules import harness_names_defined
+
+        names = harness_names_defined(self.spec_files())
+        if not names:
+            return None
+        return PhaseResult(phase, Status.FAILED, 0.0,
+                           f"the spec defines {', '.join(names[:5])}: names beginning with 'Sysmo' and the name "
+                           "'canon' are reserved for the modules the benchmark generates around a spec",
+                           {"reserved_names": names})
 
     def config(self) -> Config:
         return Config.parse(self.candidate.cfg or "")

@@ -458,6 +458,9 @@ def _prepare(ctx: CellContext) -> tuple[Corpus | None, _Codec | None, Config | N
     if corpus.errors:
         return None, None, None, PhaseResult("conformance", Status.ERROR, None, f"corrupt trace: {corpus.errors[0]}",
                                              {"trace_errors": list(corpus.errors)})
+    clash = ctx.harness_name_clash("conformance")
+    if clash is not None:
+        return None, None, None, clash
     mapping = ctx.candidate.mapping
     provenance: dict[str, Any] = {}
     if mapping is None and ctx.evaluator is not None and ctx.candidate.tla is not None:

@@ -11,8 +11,9 @@ run one by one under the spec's own fairness (TLC 2.15 does not say which proper
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
+from ..cache import digest
 from ..evaluator import EvaluatorError, Translation
 from ..mapping import Mapping
 from ..scoring import PhaseResult, Status
@@ -38,7 +39,7 @@ def check_module_name(task: Task) -> str:
     return f"{task.module}_SysmoCheck"
 
 
-def canon_module(task: Task) -> str:
+def canon_module(task: Task, templates: Sequence[InvariantTemplate] | None = None, constraint: bool = True) -> str:
     vocab = task.vocabulary
     lines = []
     if vocab.constants:
@@ -46,10 +47,48 @@ def canon_module(task: Task) -> str:
     lines.append("VARIABLES " + ", ".join(v.name for v in vocab.variables))
     if task.template_definitions.strip():
         lines.append(task.template_definitions.strip())
-    lines += [t.tla for t in task.templates]
-    if task.invariants.constraint:
+    lines += [t.tla for t in (task.templates if templates is None else templates)]
+    if constraint and task.invariants.constraint:
         lines.append(f"{CONSTRAINT} ==\n    {task.invariants.constraint}")
     return modules.module(canon_module_name(task), "\n\n".join(lines), ("Naturals", "Integers", "Sequences", "FiniteSets", "TLC"))
+
+
+def task_problem(ctx: CellContext) -> str | None:
+    """The templates must parse on their own, over the canonical vocabulary alone: a task file
+    that does not is the task's fault, reported as such (naming file and field), never charged
+    to every spec that meets it."""
+    text = canon_module(ctx.task)
+    key = f"task-templates:{digest(text)}"
+    if key not in ctx.toolchain.memo:
+        ctx.toolchain.memo[key] = _task_parse_problem(ctx, text)
+    return ctx.toolchain.memo[key]  # type: ignore[return-value]
+
+
+def _task_parse_problem(ctx: CellContext, text: str) -> str | None:
+    task = ctx.task
+    name = canon_module_name(task)
+    workdir = ctx.job_dir("invariants", "task")
+
+    def problem(module_text: str) -> str | None:
+        run = ctx.toolchain.sany(workdir, {f"{name}.tla": module_text}, name)
+        return None if run.result.ok else (run.result.first_error_summary() or "SANY rejected it")
+
+    whole = problem(text)
+    if whole is None:
+        return None
+    file = task.invariants_file or task.directory
+    culprit = problem(canon_module(task, (), constraint=False))
+    if culprit is not None:
+        return f"task error: {file}: definitions do not parse: {culprit}"
+    for index, template in enumerate(task.templates):
+        culprit = problem(canon_module(task, (template,), constraint=False))
+        if culprit is not None:
+            return f"task error: {file}: invariants[{index}] ({template.name}).tla does not parse: {culprit}"
+    if task.invariants.constraint:
+        culprit = problem(canon_module(task, (), constraint=True))
+        if culprit is not None:
+            return f"task error: {task.directory / 'task.yaml'}: phases.invariants.constraint does not parse: {culprit}"
+    return f"task error: {file}: the templates do not parse together: {whole}"
 
 
 def check_module(task: Task, mapping: Mapping) -> str:
@@ -160,7 +199,8 @@ def _safety(checker: _Checker, templates: list[InvariantTemplate]) -> list[Templ
                 outcomes.append(_verdict_outcome(hit, result, violated=True))
                 remaining.remove(hit)
                 continue
-        if result.verdict in (Verdict.OK, Verdict.INCOMPLETE, Verdict.TIMEOUT) or len(remaining) == 1:
+        if result.verdict in (Verdict.OK, Verdict.INCOMPLETE, Verdict.TIMEOUT, Verdict.OUTPUT_LIMIT) \
+                or len(remaining) == 1:
             outcomes += [_verdict_outcome(t, result, violated=False) for t in remaining]
             break
         # An error that names no invariant: check one by one so blame lands where it belongs.
@@ -173,10 +213,13 @@ def _safety(checker: _Checker, templates: list[InvariantTemplate]) -> list[Templ
 
 
 def _liveness(checker: _Checker, templates: list[InvariantTemplate]) -> list[TemplateOutcome]:
-    outcomes = []
+    outcomes: list[TemplateOutcome] = []
     for template in templates:
         result = checker.run(f"liveness-{template.name}", "PROPERTY", [template.name])
         outcomes.append(_verdict_outcome(template, result, result.verdict is Verdict.LIVENESS_VIOLATION))
+        if result.verdict is Verdict.OUTPUT_LIMIT:  # the spec's printing, not the property: same for the rest
+            rest = templates[len(outcomes):]
+            return outcomes + [_verdict_outcome(t, result, violated=False) for t in rest]
     return outcomes
 
 
@@ -245,6 +288,12 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
     config, stripped = config.strip_assertions()
     outcomes: list[TemplateOutcome] = []
     templates = list(ctx.task.templates)
+    broken_task = task_problem(ctx)
+    if broken_task is not None:
+        return PhaseResult("invariants", Status.ERROR, None, broken_task, {"task_error": broken_task})
+    clash = ctx.harness_name_clash("invariants") if candidate.mapping or ctx.evaluator else None
+    if clash is not None:
+        return clash
     if candidate.mapping is not None:
         problem = _mapping_problem(ctx, candidate.mapping)
         if problem is not None:

@@ -139,9 +139,9 @@ def check_runtime(ctx: CellContext) -> PhaseResult:
     config, removed = runtime_config(ctx)
     bfs = _bfs(ctx, config)
     runtime_ok = bfs.verdict in CLEAN
-    # A spec whose BFS hit the hard limit before producing any state would only hit it again
-    # in every simulation: do not pay that twice.
-    hopeless = bfs.verdict is Verdict.TIMEOUT and not bfs.distinct_states
+    # A spec whose BFS hit the hard limit before producing any state, or printed past the
+    # output limit, would only do it again in every simulation: do not pay that twice.
+    hopeless = (bfs.verdict is Verdict.TIMEOUT and not bfs.distinct_states) or bfs.verdict is Verdict.OUTPUT_LIMIT
     sims = [] if hopeless else _simulations(ctx, config)
     score, cov = coverage(sims, bfs, ctx.module, ctx.candidate.tla or "")
     details: dict[str, Any] = {

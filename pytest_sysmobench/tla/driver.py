@@ -47,10 +47,19 @@ JVM_FLAGS: tuple[str, ...] = (
 )
 STARTUP_TIMEOUT_S = 60.0
 QUIT_GRACE_S = 2.0
-CLI_NETWORK_NOTE = (
-    "cli mode: during a model-checking run TLC's RMI fingerprint set listens on a TCP port on all interfaces"
+CLI_NETWORK_NOTE = "cli mode: each java runs in a network namespace of its own (unshare), unreachable from outside"
+CLI_EXPOSED_NOTE = (
+    "cli mode: no network namespace ({why}), so during a model-checking run TLC's RMI fingerprint set "
+    "listens on a TCP port on all interfaces"
 )
 DRIVER_NETWORK_NOTE = "driver mode: TLC's RMI listener is bound to loopback and never accepts connections"
+#: A tool's output is bounded: past this many bytes the run is stopped (a spec that prints in
+#: every state wrote 775 MB in 31 s).  What is kept and read is the head and the tail.  Real
+#: runs stay far below it: the largest seen, an etcd error trace with coverage, is under 1 MB.
+OUTPUT_LIMIT_BYTES = 8 << 20
+OUTPUT_KEEP_BYTES = 1 << 20
+#: How often a running job's output size is looked at.
+OUTPUT_POLL_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -65,6 +74,8 @@ class RawRun:
     mode: str
     #: Why exit_code is None when it was not a timeout (e.g. the driver JVM died mid-job).
     detail: str = ""
+    #: The run was stopped because its output passed OUTPUT_LIMIT_BYTES (exit_code is None).
+    output_limited: bool = False
 
 
 class DriverError(Exception):
@@ -163,22 +174,40 @@ def _encode_fields(fields: Sequence[str]) -> bytes:
     return (" ".join(quote(field, safe="") for field in fields) + "\n").encode("utf-8")
 
 
-def _read_text(path: Path) -> str:
+def _read_bounded(path: Path, keep: int = OUTPUT_KEEP_BYTES) -> str:
+    """The whole output when it is small, else its head and tail (where TLC says how a run
+    started and how it ended) around a note of what was left out."""
     try:
-        return path.read_bytes().decode("utf-8", errors="replace")
+        with path.open("rb") as stream:
+            size = os.fstat(stream.fileno()).st_size
+            if size <= 2 * keep:
+                data = stream.read()
+            else:
+                head = stream.read(keep)
+                stream.seek(size - keep)
+                tail = stream.read(keep)
+                data = head + f"\n[... {size - 2 * keep:,} bytes of output left out ...]\n".encode() + tail
     except FileNotFoundError:
         return ""
+    return data.decode("utf-8", errors="replace")
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _log_tail(path: Path, limit: int = 4000) -> str:
-    return _read_text(path)[-limit:]
+    return _read_bounded(path, limit // 2)[-limit:]
 
 
 @dataclass(frozen=True)
 class _Reply:
     """What the driver said about one job: DONE with rc, nothing within the time limit, or it died."""
 
-    kind: str  # "done" | "timeout" | "died"
+    kind: str  # "done" | "timeout" | "died" | "overflow"
     rc: int | None = None
     detail: str = ""
 
@@ -233,7 +262,8 @@ class _DriverProcess:
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line.decode("utf-8", errors="replace").rstrip("\r")
 
-    def request(self, fields: Sequence[str], job_id: str, timeout_s: float) -> _Reply:
+    def request(self, fields: Sequence[str], job_id: str, timeout_s: float, output: Path, output_limit: int) -> _Reply:
+        """Send one job and wait for its reply; the job's output file is watched while it runs."""
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(_encode_fields(fields))
@@ -242,10 +272,15 @@ class _DriverProcess:
         deadline = time.monotonic() + timeout_s
         while True:
             try:
-                line = self._read_line(deadline)
+                line = self._read_line(min(deadline, time.monotonic() + OUTPUT_POLL_S))
             except EOFError:
                 return self._died()
             if line is None:
+                if _size(output) > output_limit:
+                    self.kill()
+                    return _Reply("overflow")
+                if time.monotonic() < deadline:
+                    continue
                 self.kill()
                 return _Reply("timeout")
             reply = self._parse(line, job_id)
@@ -307,6 +342,7 @@ class ToolRunner:
         work_dir: Path,
         heap_mb: int = 1024,
         prefer_driver: bool = True,
+        output_limit: int = OUTPUT_LIMIT_BYTES,
     ) -> None:
         self._jar = Path(jar).resolve()
         if not self._jar.is_file():
@@ -318,7 +354,9 @@ class ToolRunner:
         self._tmp_dir = self._work_dir / "tmp"
         self._tmp_dir.mkdir(parents=True, exist_ok=True)
         self._heap_mb = heap_mb
+        self._output_limit = output_limit
         self._mode = "driver" if prefer_driver and self._javac else "cli"
+        self._isolation, self._isolation_problem = _network_isolation() if self._mode == "cli" else ((), "")
         self._class_dir: Path | None = None
         self._driver: _DriverProcess | None = None
         self._lock = threading.Lock()
@@ -394,8 +432,13 @@ class ToolRunner:
             "jar": str(self._jar),
             "work_dir": str(self._work_dir),
             "heap_mb": str(self._heap_mb),
-            "network": DRIVER_NETWORK_NOTE if self._mode == "driver" else CLI_NETWORK_NOTE,
+            "network": self._network_note(),
         }
+
+    def _network_note(self) -> str:
+        if self._mode == "driver":
+            return DRIVER_NETWORK_NOTE
+        return CLI_NETWORK_NOTE if self._isolation else CLI_EXPOSED_NOTE.format(why=self._isolation_problem)
 
     def _describe_class_dir(self) -> str:
         if self._mode != "driver":
@@ -443,11 +486,15 @@ class ToolRunner:
             fields = ["JOB", job_id, tool, str(out_path), str(stop_after), str(len(dirs)), *map(str, dirs)]
             fields += [str(spec_file), str(len(args)), *args]
             start = time.monotonic()
-            reply = driver.request(fields, job_id, timeout_s)
+            reply = driver.request(fields, job_id, timeout_s, out_path, self._output_limit)
             elapsed = time.monotonic() - start
             if reply.kind != "done":
                 self._driver = None  # restarted lazily by the next job
-            output = _read_text(out_path)
+            elif _size(out_path) > self._output_limit:
+                # Past the limit between two looks: the same verdict as if it had been seen in time,
+                # so that the outcome depends on the bytes written, never on the machine's speed.
+                reply = _Reply("overflow")
+            output = _read_bounded(out_path)
             out_path.unlink(missing_ok=True)
         return RawRun(
             tool=tool,
@@ -456,8 +503,12 @@ class ToolRunner:
             elapsed_s=elapsed,
             timed_out=reply.kind == "timeout",
             mode="driver",
-            detail=reply.detail,
+            detail=self._overflow_note() if reply.kind == "overflow" else reply.detail,
+            output_limited=reply.kind == "overflow",
         )
+
+    def _overflow_note(self) -> str:
+        return f"stopped: its output passed {self._output_limit:,} bytes"
 
     def _ensure_driver(self) -> _DriverProcess:
         if self._driver is not None and self._driver.alive():
@@ -509,22 +560,48 @@ class ToolRunner:
             cmd.append(f"-Dtlc2.TLC.stopAfter={stop_after}")
         cmd += ["-cp", str(self._jar), *main_and_args]
         try:
-            rc, timed_out, elapsed = _run_killable(cmd, spec_dir, out_path, timeout_s)
-            output = _read_text(out_path)
+            run = _run_killable([*self._isolation, *cmd], spec_dir, out_path, timeout_s, self._output_limit)
+            output = _read_bounded(out_path)
         finally:
             out_path.unlink(missing_ok=True)
             shutil.rmtree(tmp_dir, ignore_errors=True)
-        detail = ""
-        if rc is not None and rc < 0:  # died from a signal (crash or OOM killer): not a tool verdict
+        rc, detail = run.rc, ""
+        if run.overflow:
+            detail = self._overflow_note()
+        elif rc is not None and rc < 0:  # died from a signal (crash or OOM killer): not a tool verdict
             rc, detail = None, f"java was killed by signal {-rc}"
-        return RawRun(
-            tool=tool, exit_code=rc, output=output, elapsed_s=elapsed, timed_out=timed_out, mode="cli", detail=detail
-        )
+        return RawRun(tool=tool, exit_code=rc, output=output, elapsed_s=run.elapsed_s, timed_out=run.timed_out,
+                      mode="cli", detail=detail, output_limited=run.overflow)
 
 
-def _run_killable(cmd: Sequence[str], cwd: Path, out_path: Path, timeout_s: float) -> tuple[int | None, bool, float]:
+def _network_isolation() -> tuple[tuple[str, ...], str]:
+    """Without the driver (no javac) there is no loopback-only socket factory for TLC's RMI
+    object, so each java gets a network namespace of its own, where nothing can reach it."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return (), "unshare not found"
+    prefix = (unshare, "--net") if os.geteuid() == 0 else (unshare, "--net", "--map-root-user")
+    try:
+        probe = subprocess.run([*prefix, "true"], capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return (), f"unshare failed: {exc}"
+    if probe.returncode != 0:
+        return (), f"unshare failed: {probe.stderr.decode(errors='replace').strip()[:200]}"
+    return prefix, ""
+
+
+@dataclass(frozen=True)
+class _Ended:
+    rc: int | None
+    timed_out: bool
+    overflow: bool
+    elapsed_s: float
+
+
+def _run_killable(cmd: Sequence[str], cwd: Path, out_path: Path, timeout_s: float, output_limit: int) -> _Ended:
     """Output goes to a file so that a killed run still leaves what it printed so far."""
     start = time.monotonic()
+    deadline = start + timeout_s
     with out_path.open("wb") as sink:
         try:
             proc = subprocess.Popen(
@@ -533,13 +610,17 @@ def _run_killable(cmd: Sequence[str], cwd: Path, out_path: Path, timeout_s: floa
             )
         except OSError as exc:
             raise DriverError(f"cannot start java: {exc}") from exc
-        try:
-            rc: int | None = proc.wait(timeout=timeout_s)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            rc, timed_out = None, True
-    return rc, timed_out, time.monotonic() - start
+        while True:
+            try:
+                rc = proc.wait(timeout=max(0.0, min(OUTPUT_POLL_S, deadline - time.monotonic())))
+                if _size(out_path) > output_limit:  # ended past the limit between two looks
+                    return _Ended(None, False, True, time.monotonic() - start)
+                return _Ended(rc, False, False, time.monotonic() - start)
+            except subprocess.TimeoutExpired:
+                overflow = _size(out_path) > output_limit
+                if overflow or time.monotonic() >= deadline:
+                    _kill_group(proc)
+                    return _Ended(None, not overflow, overflow, time.monotonic() - start)
 
 
 def _stop_after_seconds(stop_after_s: float | None) -> int:
@@ -564,3 +645,20 @@ def _checked_tlc_args(args: Sequence[str], spec_dir: Path) -> list[str]:
             except ValueError:
                 raise ValueError(f"-config must lie inside the spec dir {spec_dir}: {config}") from None
     return out
+
+
+def toolchain_summary(jar_option: str | None) -> str:
+    """One line for the pytest header: which jar and Java, and how checks will run."""
+    from .jar import ToolchainMissing, find_jar, find_java
+
+    try:
+        jar, java = find_jar(jar_option), find_java()
+    except ToolchainMissing as exc:
+        return f"toolchain missing: {exc}"
+    if java.javac and _which(java.javac):
+        mode = "runner driver (one JVM per worker; TLC's RMI listener bound to loopback)"
+    else:
+        prefix, problem = _network_isolation()
+        network = "a network namespace per run" if prefix else f"TLC listens on all interfaces: {problem}"
+        mode = f"runner cli (no javac: one JVM per check; {network})"
+    return f"TLA+ tools {jar.version} ({jar.path}); Java {java.version}; {mode}"

@@ -252,6 +252,7 @@ class Verdict(str, Enum):
     OUT_OF_MEMORY = "OUT_OF_MEMORY"
     USAGE_ERROR = "USAGE_ERROR"
     TIMEOUT = "TIMEOUT"
+    OUTPUT_LIMIT = "OUTPUT_LIMIT"
     UNKNOWN = "UNKNOWN"
 
     def __str__(self) -> str:
@@ -578,7 +579,8 @@ class _Decision:
     sany: SanyResult | None = None
 
 
-def classify_tlc(output: str, exit_code: int | None = None, timed_out: bool = False) -> TlcResult:
+def classify_tlc(output: str, exit_code: int | None = None, timed_out: bool = False,
+                 output_limited: bool = False) -> TlcResult:
     """Classify one TLC ``-tool`` run; never raises, whatever the text."""
     tool = parse_tool_output(output)
     flat = list(walk(tool.messages))
@@ -586,7 +588,12 @@ def classify_tlc(output: str, exit_code: int | None = None, timed_out: bool = Fa
     mode = _mode(flat)
     trace = _trace(flat)
     positions = _positions(flat)
-    decision = _decide(tool, flat, exit_code, timed_out, stats, mode)
+    if output_limited:
+        # Stopped by us, not ended by TLC: what it printed is the spec's, the end is ours.
+        decision = _Decision(Verdict.OUTPUT_LIMIT, "its output passed the harness's limit and the run was stopped "
+                                                   "(the spec prints without bound)", None)
+    else:
+        decision = _decide(tool, flat, exit_code, timed_out, stats, mode)
     location = decision.location or _error_location(decision, positions, trace)
     coverage = _coverage(flat, COVERAGE_ACTION)
     return TlcResult(
@@ -807,6 +814,8 @@ def _summarise(result: TlcResult) -> str:
         return f"incomplete: {result.message}" + (f" ({counts})" if counts else "")
     if verdict is Verdict.TIMEOUT:
         return "timed out" + (f" after {counts}" if counts else " before TLC reported any states")
+    if verdict is Verdict.OUTPUT_LIMIT:
+        return f"TLC was stopped: {result.message}"
     if verdict is Verdict.INVARIANT_VIOLATION:
         return f"invariant {result.violated or '?'} violated{_behaviour(result)}"
     if verdict is Verdict.ACTION_PROPERTY_VIOLATION:

@@ -231,3 +231,21 @@ def module(name: str, lines: str, extends_: list[str] | tuple[str, ...] = ()) ->
     head = f"---- MODULE {name} ----"
     ext = f"EXTENDS {', '.join(extends_)}\n" if extends_ else ""
     return f"{head}\n{ext}{lines.rstrip()}\n====\n"
+
+
+#: What the benchmark's generated modules name their own definitions, variables and parameters.
+#: A spec that defines such a name would collide with them, so P3 and P4 refuse it up front
+#: (as the spec's fault: otherwise a collision would turn a verdict into "not evaluable").
+HARNESS_PREFIX = "sysmo"
+HARNESS_NAMES = frozenset({"canon"})
+
+
+def harness_names_defined(files: dict[str, str]) -> list[str]:
+    """Top-level names of the spec's modules that belong to the harness's namespace."""
+    found: list[str] = []
+    for text in files.values():
+        constants, variables = declared(text)
+        for name in [*constants, *variables, *(unit.name for unit in top_level_units(text))]:
+            if (name.lower().startswith(HARNESS_PREFIX) or name in HARNESS_NAMES) and name not in found:
+                found.append(name)
+    return found

@@ -8,9 +8,11 @@ nothing changed performs no tool run at all.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import threading
-from dataclasses import asdict, dataclass
+import time
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
@@ -47,6 +49,32 @@ class TlcRun:
     cached: bool
 
 
+class CellBudgetSpent(Exception):
+    """The cell's whole budget ran out: the work left is not done, and not charged to the spec."""
+
+
+@dataclass
+class CellBudget:
+    """A safety net over one cell's wall time (task.yaml ``cell_budget_s``).  Verdicts are bounded
+    by work; this only keeps a hostile or pathological spec from holding a worker for hours."""
+
+    seconds: float
+    deadline: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.deadline = time.monotonic() + self.seconds
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def limit(self, timeout_s: float) -> float:
+        """The hard limit for the next run; raises once nothing is left."""
+        remaining = self.remaining()
+        if remaining <= 0:
+            raise CellBudgetSpent(f"the cell budget of {self.seconds:g} s (task.yaml cell_budget_s) is spent")
+        return min(timeout_s, remaining)
+
+
 def _encode(raw: RawRun) -> dict[str, object]:
     return asdict(raw)
 
@@ -72,6 +100,16 @@ class Toolchain:
         #: Results derived from several tool runs, kept for the rest of the process (by content key).
         self.memo: dict[str, object] = {}
         self._lock = threading.Lock()
+        self.budget: CellBudget | None = None
+
+    def bounded(self, budget: CellBudget) -> Toolchain:
+        """The same toolchain (runner, cache, counters, memo) with every run held to one cell's budget."""
+        view = copy.copy(self)
+        view.budget = budget
+        return view
+
+    def _limit(self, timeout_s: float) -> float:
+        return timeout_s if self.budget is None else self.budget.limit(timeout_s)
 
     def provenance(self) -> dict[str, str]:
         return {
@@ -104,21 +142,24 @@ class Toolchain:
         # Only a finished run is a fact about the spec.  A run that hit the hard time limit says
         # as much about the machine's load as about the spec, and a JVM that died says nothing
         # about it: neither is cached, so the next run on an idle machine tries again.
-        raw = self.cache.get_or_compute(tool, key, counted, _encode, _decode, keep=lambda r: r.exit_code is not None)
+        # A run stopped at the output limit is bounded by bytes, not seconds: a fact, kept.
+        raw = self.cache.get_or_compute(tool, key, counted, _encode, _decode,
+                                        keep=lambda r: r.exit_code is not None or r.output_limited)
         cached = self.cache.stats.hits > hits_before
         atomic_write_text(workdir / log_name, raw.output)
-        if raw.exit_code is None and not raw.timed_out:
+        if raw.exit_code is None and not raw.timed_out and not raw.output_limited:
             raise DriverError(f"{tool} did not finish: {raw.detail or 'the JVM stopped without an exit status'} "
                               "(a harness fault, not the spec's)")
         return raw, cached
 
     def sany(self, workdir: Path, files: Mapping[str, str], module: str, timeout_s: float = 60.0) -> SanyRun:
+        limit = self._limit(timeout_s)
         self._materialize(workdir, files)
         key = self._key("sany", files, module, (), timeout_s)
         raw, cached = self._run(
             "sany",
             key,
-            lambda: self.runner.sany(workdir, module, library_dirs=[LIBRARY_DIR], timeout_s=timeout_s),
+            lambda: self.runner.sany(workdir, module, library_dirs=[LIBRARY_DIR], timeout_s=limit),
             workdir,
             f"{module}.sany.log",
         )
@@ -135,15 +176,16 @@ class Toolchain:
         stop_after_s: float | None = None,
         log_name: str | None = None,
     ) -> TlcRun:
+        limit = self._limit(timeout_s)
         self._materialize(workdir, files)
         key = self._key("tlc", files, module, args, (stop_after_s, timeout_s))
         raw, cached = self._run(
             "tlc",
             key,
             lambda: self.runner.tlc(
-                workdir, module, args, library_dirs=[LIBRARY_DIR], timeout_s=timeout_s, stop_after_s=stop_after_s
+                workdir, module, args, library_dirs=[LIBRARY_DIR], timeout_s=limit, stop_after_s=stop_after_s
             ),
             workdir,
             log_name or f"{module}.tlc.log",
         )
-        return TlcRun(raw, classify_tlc(raw.output, raw.exit_code, raw.timed_out), cached)
+        return TlcRun(raw, classify_tlc(raw.output, raw.exit_code, raw.timed_out, raw.output_limited), cached)
