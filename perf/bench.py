@@ -154,6 +154,24 @@ def whole_benchmark(work: Path) -> None:
     print("     composite per model: " + ", ".join(f"{m['model']} {m['composite']:.3f}" for m in board["models"]))
 
 
+def parallel_benchmark(work: Path) -> None:
+    """The default suite cold in one process and with -n 2 (the plugin's cell scheduler), no cache."""
+    figures = {}
+    for label, extra in (("serial", []), ("-n 2", ["-n", "2"])):
+        out = work / f"parallel-{label.replace(' ', '')}"
+        start = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "benchmarks", "-q", "-p", "no:cacheprovider", "--sysmobench-no-cache",
+             "--sysmobench-models", "reference", "--sysmobench-output", str(out), *extra],
+            cwd=ROOT, capture_output=True, text=True,
+        )
+        figures[label] = (time.perf_counter() - start, done.returncode)
+    print("6.   pytest benchmarks cold (no cache): one process against two workers")
+    for label, (elapsed, rc) in figures.items():
+        print(f"     {label:<6} {elapsed:6.2f} s   exit {rc}")
+    print(f"     -n 2 is {figures['serial'][0] / figures['-n 2'][0]:.2f}x the speed of serial")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
@@ -165,6 +183,7 @@ def main() -> None:
         windows(work, 1000, 5 if args.quick else 20)
         mapped_windows(work, ("spin",) if args.quick else ("spin", "etcd"))
         whole_benchmark(work)
+        parallel_benchmark(work)
 
 
 if __name__ == "__main__":

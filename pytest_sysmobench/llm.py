@@ -187,6 +187,20 @@ class CoolDown:
             atomic_write_text(self.path, f"{target:.3f}")
 
 
+def route_problem(config: ModelConfig) -> str | None:
+    """Why litellm could not send a request for this model (it names no provider it knows), or None."""
+    import litellm
+
+    litellm.suppress_debug_info = True
+    try:
+        litellm.get_llm_provider(model=config.route, api_base=config.api_base)
+    except Exception as exc:  # noqa: BLE001 - litellm raises its BadRequestError, or plain errors
+        first = str(exc).replace("litellm.BadRequestError: ", "").strip().splitlines()[0][:200]
+        return (f"litellm cannot route model id {config.route!r} ({first}); write it as provider/model, "
+                "e.g. openai/gpt-5 or ollama/llama3, or give it a route in the model configuration")
+    return None
+
+
 def _status(exc: BaseException) -> int | None:
     code = getattr(exc, "status_code", None)
     return int(code) if isinstance(code, int) else None

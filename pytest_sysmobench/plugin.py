@@ -14,24 +14,30 @@ import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generator
+from typing import TYPE_CHECKING, Any, Generator
 
 import pytest
 
-from . import report
 from .llm import CONFIG_ENV, CONFIG_FILE
 from .methods import METHODS
+from .record import PhaseRecord
 from .scoring import PHASE_MARKERS, PhaseResult, Status
-from .session import BenchmarkSession, Options, PhaseCase
-from .tla.driver import DriverError, toolchain_summary
-from .tla.jar import ToolchainMissing
+
+if TYPE_CHECKING:  # the session, the toolchain and the report load only once the benchmark is used
+    from .session import BenchmarkSession, Options, PhaseCase
 
 FIXTURE = "sysmobench_phase"
 REPORT_KEY = "sysmobench"
 RUN_ID_KEY = "sysmobench_run_id"
-LOADGROUP_KEY = "sysmobench_loadgroup"
+#: The options that mark a session as a benchmark session before anything is collected.
+OPTION_NAMES = ("sysmobench_models", "sysmobench_model_config", "sysmobench_method", "sysmobench_refresh",
+                "sysmobench_evaluator", "sysmobench_tasks", "sysmobench_traces", "sysmobench_output",
+                "sysmobench_samples", "sysmobench_jar", "sysmobench_no_cache")
+OPTION_DEFAULTS: dict[str, Any] = {"sysmobench_method": "direct", "sysmobench_samples": 1}
 
-session_key = pytest.StashKey[BenchmarkSession]()
+session_key = pytest.StashKey["BenchmarkSession"]()
+run_id_key = pytest.StashKey[str]()
+header_key = pytest.StashKey[bool]()
 result_key = pytest.StashKey[dict[str, Any]]()
 
 
@@ -82,6 +88,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _options(config: pytest.Config) -> Options:
+    from .session import Options
+
     root = Path(str(config.rootpath))
     models = config.getoption("sysmobench_models") or config.getini("sysmobench_models") or "reference"
     resolve = lambda value, default: Path(value).expanduser().resolve() if value else root / default  # noqa: E731
@@ -125,55 +133,97 @@ def _run_id(config: pytest.Config) -> str:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    state = BenchmarkSession.start(_options(config), _run_id(config))
-    config.stash[session_key] = state
+    """Cheap and inert: tasks are loaded and markers registered only once a test asks for a
+    benchmark phase (or a --sysmobench-* option is given, which is checked here, so that a typo
+    stops the session as a usage error)."""
+    config.stash[run_id_key] = _run_id(config)
     if not hasattr(config, "workerinput"):
         config.pluginmanager.register(LeaderboardReporter(config), "sysmobench-leaderboard")
-    for marker in PHASE_MARKERS.values():
-        config.addinivalue_line("markers", f"{marker}: SysMoBench phase {marker.upper()} items")
-    for task in sorted({c.task for c in state.cases()}):
-        config.addinivalue_line("markers", f"{task}: SysMoBench items of task {task}")
-    if config.pluginmanager.hasplugin("xdist"):
-        _group_cells_on_one_worker(config)
+        if config.pluginmanager.hasplugin("xdist"):
+            config.pluginmanager.register(_XdistHooks(), "sysmobench-xdist")
+    if _explicitly_used(config):
+        _state(config)
+
+
+def _explicitly_used(config: pytest.Config) -> bool:
+    """Whether the session asked for the benchmark by option or ini, before anything is collected."""
+    for name in OPTION_NAMES:
+        value = config.getoption(name, None)
+        if value not in (None, False, OPTION_DEFAULTS.get(name)):
+            return True
+    return config.getini("sysmobench_models") not in ("", "reference") or bool(config.getini("sysmobench_model_config"))
+
+
+def _state(config: pytest.Config) -> BenchmarkSession:
+    """The benchmark session of this process, started on first use."""
+    state = config.stash.get(session_key, None)
+    if state is None:
+        from .session import BenchmarkSession
+
+        state = BenchmarkSession.start(_options(config), config.stash[run_id_key])
+        problems = state.usage_problems()
+        if problems:
+            raise pytest.UsageError("sysmobench: " + "\n  ".join(problems))
+        config.stash[session_key] = state
+        for marker in PHASE_MARKERS.values():
+            config.addinivalue_line("markers", f"{marker}: SysMoBench phase {marker.upper()} items")
+        for task in sorted({c.task for c in state.cases()}):
+            config.addinivalue_line("markers", f"{task}: SysMoBench items of task {task}")
+    return state
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
-    state = config.stash.get(session_key, None)
-    if state is None:
+    if session_key not in config.stash or hasattr(config, "workerinput"):
         return None
-    options = state.options
-    lines = [f"sysmobench: models {', '.join(options.models)}; tasks {options.tasks_dir}; output {options.output}"]
-    lines.append(f"sysmobench: {toolchain_summary(options.jar)}")
-    return lines
+    config.stash[header_key] = True
+    return _summary(config)
 
 
-def _group_cells_on_one_worker(config: pytest.Config) -> None:
-    """All phases of a cell run on one worker, so each tool run happens once per cell.
+def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item]) -> list[str] | None:
+    """When nothing said so up front, the benchmark's summary follows the collection."""
+    if config.stash.get(header_key, False) or session_key not in config.stash or hasattr(config, "workerinput"):
+        return None
+    return _summary(config)
 
-    The controller switches plain ``-n N`` to ``--dist loadgroup``; workers parse the command
-    line afresh, so they learn it through their workerinput.
-    """
-    workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None:
-        if workerinput.get(LOADGROUP_KEY):
-            config.option.loadgroup = True
-        return
-    config.pluginmanager.register(_XdistHooks(), "sysmobench-xdist")
-    if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") in ("load", "no"):
-        config.option.dist = "loadgroup"
+
+def _summary(config: pytest.Config) -> list[str]:
+    from .tla.driver import toolchain_summary
+
+    options = _options(config)
+    return [
+        f"sysmobench: models {', '.join(options.models)}; tasks {options.tasks_dir}; output {options.output}",
+        f"sysmobench: {toolchain_summary(options.jar)}",
+    ]
+
+
+def _dist_given(config: pytest.Config) -> bool:
+    """Whether the user chose a --dist mode (on the command line, in PYTEST_ADDOPTS or addopts)."""
+    words = [*config.invocation_params.args, *os.environ.get("PYTEST_ADDOPTS", "").split()]
+    words += [str(w) for w in (config.getini("addopts") or [])]
+    return any(str(w) in ("-d", "--distload") or str(w).startswith("--dist") for w in words)
 
 
 class _XdistHooks:
+    """Controller-side xdist hooks: the run id for the workers, and the cell scheduler."""
+
     @pytest.hookimpl
     def pytest_configure_node(self, node: Any) -> None:
-        node.workerinput[RUN_ID_KEY] = node.config.stash[session_key].run_id
-        node.workerinput[LOADGROUP_KEY] = node.config.getvalue("dist") == "loadgroup"
+        node.workerinput[RUN_ID_KEY] = node.config.stash[run_id_key]
+
+    @pytest.hookimpl
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """All phases of a cell on one worker, unless the user picked another --dist mode."""
+        if config.getvalue("dist") != "load" or _dist_given(config):
+            return None
+        from .scheduling import CellScheduling
+
+        return CellScheduling(config, log)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if FIXTURE not in metafunc.fixturenames:
         return
-    state = metafunc.config.stash[session_key]
+    state = _state(metafunc.config)
     params = [
         pytest.param(
             case,
@@ -181,7 +231,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             marks=[
                 getattr(pytest.mark, PHASE_MARKERS[case.phase]),
                 getattr(pytest.mark, case.task),
-                pytest.mark.xdist_group(name=case.cell.label),
             ],
         )
         for case in state.cases()
@@ -189,18 +238,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize(FIXTURE, params, indirect=True)
 
 
-def _record(case: PhaseCase, result: PhaseResult) -> dict[str, Any]:
-    details = {k: v for k, v in result.details.items() if k != "templates"}
-    return {
-        "task": case.task,
-        "model": case.model,
-        "sample": case.sample,
-        "phase": case.phase,
-        "status": result.status.value,
-        "score": result.score,
-        "reason": result.reason,  # PhaseResult keeps reasons short
-        "details": details,
-    }
+def _record(case: PhaseCase, result: PhaseResult, **extra: Any) -> dict[str, Any]:
+    """The item's record, plain JSON (it crosses xdist's serializer and ends in JUnit and JSON)."""
+    return PhaseRecord.of(case.task, case.model, case.sample, result, **extra).to_json()
+
+
+def _harness_error(item: pytest.Item, case: PhaseCase, message: str) -> HarnessError:
+    item.stash[result_key] = _record(case, PhaseResult(case.phase, Status.ERROR, None, message))
+    return HarnessError(message)
 
 
 @pytest.fixture
@@ -209,27 +254,23 @@ def sysmobench_phase(request: pytest.FixtureRequest) -> PhaseResult:
     case: PhaseCase = request.param
     item = request.node
     if case.error:
-        item.stash[result_key] = {**_record(case, PhaseResult(case.phase, Status.ERROR, None, case.error))}
-        raise HarnessError(case.error)
-    state = request.config.stash[session_key]
+        raise _harness_error(item, case, case.error)
+    from .tla.driver import DriverError
+    from .tla.jar import ToolchainMissing
+
+    state = _state(request.config)
     before = state.tool_counters()
     try:
         result = state.cell(case).result(case.phase)
+        generation = state.cell(case).candidate().generation
     except (DriverError, ToolchainMissing) as exc:
-        item.stash[result_key] = _record(case, PhaseResult(case.phase, Status.ERROR, None, f"harness error: {exc}"))
-        raise HarnessError(str(exc)) from exc
+        raise _harness_error(item, case, f"harness error: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - recorded, so the leaderboard still has this cell
-        message = f"harness error: {type(exc).__name__}: {exc}"
-        item.stash[result_key] = _record(case, PhaseResult(case.phase, Status.ERROR, None, message))
-        raise HarnessError(message) from exc
+        raise _harness_error(item, case, f"harness error: {type(exc).__name__}: {exc}") from exc
     after = state.tool_counters()
-    record = _record(case, result)
-    record["tools"] = {k: after[k] - before.get(k, 0) for k in after}
-    generation = state.cell(case).candidate().generation
-    if generation:
-        record["generation"] = dict(generation)
-    record["provenance"] = state.provenance()
-    item.stash[result_key] = record
+    item.stash[result_key] = _record(case, result, tools={k: after[k] - before.get(k, 0) for k in after},
+                                     generation=dict(generation) if generation else None,
+                                     provenance=state.provenance())
     for name, value in (("score", result.score), ("status", result.status.value), ("reason", result.reason)):
         item.user_properties.append((f"sysmobench.{name}", value))
     item.user_properties.append(("sysmobench.cell", case.cell.label))
@@ -264,6 +305,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return rep
 
 
+def _leaderboard() -> Any:
+    from . import report
+
+    return report
+
+
 class LeaderboardReporter:
     """Controller-only: gathers records from reports and writes the leaderboard."""
 
@@ -283,8 +330,7 @@ class LeaderboardReporter:
             collector.tools[key] = collector.tools.get(key, 0) + int(value)
 
     def board(self) -> dict[str, Any]:
-        state = self.config.stash[session_key]
-        board = report.build(self.collector.records, self.collector.provenance, state.run_id)
+        board = _leaderboard().build(self.collector.records, self.collector.provenance, self.config.stash[run_id_key])
         board["tool_runs"] = dict(self.collector.tools)
         return board
 
@@ -292,14 +338,14 @@ class LeaderboardReporter:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if not self.collector.records:
             return
-        state = self.config.stash[session_key]
+        options = _options(self.config)
         board = self.board()
-        targets = [state.run_root]
+        targets = [options.output / "runs" / self.config.stash[run_id_key]]
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             # A partial board stays in its run folder, marked; the last complete one is kept.
             board["interrupted"] = True
         else:
-            targets.append(state.options.output)
+            targets.append(options.output)
         for directory in targets:
             self._write(board, directory)
 
@@ -307,18 +353,18 @@ class LeaderboardReporter:
         """A finished run's results are never lost to an unwritable output folder: they go to a
         fresh temporary folder instead, and the summary says where."""
         try:
-            self.collector.written += report.write(board, directory)
+            self.collector.written += _leaderboard().write(board, directory)
         except OSError as exc:
             fallback = Path(tempfile.mkdtemp(prefix="sysmobench-leaderboard-"))
             self.collector.problems.append(f"could not write the leaderboard to {directory} ({exc.strerror or exc}); "
                                            f"wrote it to {fallback}")
-            self.collector.written += report.write(board, fallback)
+            self.collector.written += _leaderboard().write(board, fallback)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.collector.records:
             return
         terminalreporter.section("SysMoBench leaderboard")
-        terminalreporter.write_line(report.table(self.board()))
+        terminalreporter.write_line(_leaderboard().table(self.board()))
         tools = self.collector.tools
         terminalreporter.write_line(
             f"tool runs: {tools.get('sany', 0)} SANY, {tools.get('tlc', 0)} TLC; "
@@ -326,7 +372,7 @@ class LeaderboardReporter:
         )
         board = self.board()
         if board.get("usage") or tools.get("model_requests"):
-            terminalreporter.write_line(report.usage_line(board.get("usage") or {}, tools))
+            terminalreporter.write_line(_leaderboard().usage_line(board.get("usage") or {}, tools))
         for model in board["models"]:
             if model.get("pass_at_k") and len(model["pass_at_k"]["syntax"]) > 1:
                 k = str(len(model["pass_at_k"]["syntax"]))
@@ -339,7 +385,9 @@ class LeaderboardReporter:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    session.config.stash[session_key].close()
+    state = session.config.stash.get(session_key, None)
+    if state is not None:
+        state.close()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -7,13 +7,13 @@ same leaderboard apart from the run's id and time stamp.
 
 from __future__ import annotations
 
+import csv
 import datetime as _dt
 import functools
+import io
 import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping
-
-import pandas as pd
 
 from .cache import atomic_write_text
 from .scoring import WEIGHTS, PhaseResult, Status, composite, pass_at_k
@@ -156,18 +156,26 @@ def usage_line(usage: Mapping[str, Any], tools: Mapping[str, int]) -> str:
     return line
 
 
-def cells_frame(board: Mapping[str, Any]) -> pd.DataFrame:
-    rows = []
+CSV_COLUMNS = ("task", "model", "sample", *[f"{p}_{k}" for p in PHASES for k in ("score", "status")], "composite")
+
+
+def cells_csv(board: Mapping[str, Any]) -> str:
+    """One row per cell; a phase that has no score is an empty field."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
     for cell in board["cells"]:
-        row = {"task": cell["task"], "model": cell["model"], "sample": cell["sample"]}
+        row: list[Any] = [cell["task"], cell["model"], cell["sample"]]
         for phase in PHASES:
             result = cell["phases"].get(phase) or {}
-            row[f"{phase}_score"] = result.get("score")
-            row[f"{phase}_status"] = result.get("status")
-        row["composite"] = cell["composite"]
-        rows.append(row)
-    columns = ["task", "model", "sample", *[f"{p}_{k}" for p in PHASES for k in ("score", "status")], "composite"]
-    return pd.DataFrame(rows, columns=columns)
+            row += [_csv_number(result.get("score")), result.get("status") or ""]
+        row.append(_csv_number(cell["composite"]))
+        writer.writerow(row)
+    return out.getvalue()
+
+
+def _csv_number(value: Any) -> str:
+    return "" if value is None else repr(float(value))
 
 
 def write(board: Mapping[str, Any], directory: Path) -> list[Path]:
@@ -175,7 +183,7 @@ def write(board: Mapping[str, Any], directory: Path) -> list[Path]:
     json_path = directory / "leaderboard.json"
     csv_path = directory / "leaderboard.csv"
     atomic_write_text(json_path, json.dumps(board, indent=2, sort_keys=False) + "\n")
-    atomic_write_text(csv_path, cells_frame(board).to_csv(index=False))
+    atomic_write_text(csv_path, cells_csv(board))
     return [json_path, csv_path]
 
 

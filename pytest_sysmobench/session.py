@@ -20,7 +20,8 @@ from .cell import Cell, CellId
 from .evaluator import Evaluator
 from .llm import Client, ModelCatalog, ModelConfigError, load_catalog
 from .methods import MethodError
-from .models import AnswerStore, GeneratedSource, SpecSource, UnknownModel, resolve_source
+from .models import (AnswerStore, GeneratedSource, MutantSource, ReplaySource, SpecSource, UnknownModel,
+                     resolve_source)
 from .tasks import PHASES, Task, TaskLoad, load_tasks
 from .tla.driver import ToolRunner
 from .tla.jar import find_jar, find_java
@@ -175,16 +176,19 @@ class BenchmarkSession:
     scorer: Scorer
     models: _Models | None = None
     cells: dict[CellId, Cell] = field(default_factory=dict)
+    labels: tuple[str, ...] = ()
 
     @classmethod
     def start(cls, options: Options, run_id: str) -> BenchmarkSession:
         models = _Models(options)
         sources: dict[str, SpecSource] = {}
         errors: dict[str, str] = {}
+        labels: list[str] = []
         for entry in options.models:
             try:
                 source = resolve_source(entry, options.rootdir, models.source)
                 sources[source.name] = source
+                labels.append(source.name)
             except (UnknownModel, ModelConfigError, MethodError) as exc:
                 errors[entry] = str(exc)
         evaluator = None
@@ -195,11 +199,36 @@ class BenchmarkSession:
                 errors[f"evaluator:{models.evaluator_name}"] = str(exc)
         scorer = Scorer(options.output, run_id=run_id, jar=options.jar, use_cache=options.use_cache,
                         traces_dir=options.traces_dir, evaluator=evaluator)
-        return cls(options, run_id, load_tasks(options.tasks_dir), sources, errors, scorer, models=models)
+        return cls(options, run_id, load_tasks(options.tasks_dir), sources, errors, scorer, models=models,
+                   labels=tuple(labels))
 
     @property
     def run_root(self) -> Path:
         return self.scorer.run_root
+
+    def usage_problems(self) -> list[str]:
+        """What makes the session's own request wrong (a typo must not pass as a skip): unknown
+        or unroutable models, a mutant no task has, a replay folder with no spec for any task,
+        two sources under one label."""
+        problems = [f"{entry}: {error}" for entry, error in self.source_errors.items()]
+        labels = [resolved for resolved in self.labels]
+        problems += [f"two spec sources would share the label {label!r} (rename one of the folders)"
+                     for label in sorted({x for x in labels if labels.count(x) > 1})]
+        tasks = self.tasks.tasks
+        for name, source in self.sources.items():
+            if isinstance(source, MutantSource) and tasks and not any(
+                    m.name == source.mutant for t in tasks for m in t.mutants):
+                known = sorted({m.name for t in tasks for m in t.mutants})
+                problems.append(f"{name}: no task has a mutant {source.mutant!r} (known: {', '.join(known)})")
+            if isinstance(source, ReplaySource) and tasks and not any(
+                    (source.directory / t.name / f"{t.module}.tla").is_file() for t in tasks):
+                wanted = ", ".join(f"{t.name}/{t.module}.tla" for t in tasks)
+                problems.append(f"{name}: {source.directory} holds no spec for any task (expected one of {wanted})")
+            if isinstance(source, GeneratedSource):
+                unroutable = source.route_problem()
+                if unroutable:
+                    problems.append(f"{name}: {unroutable}")
+        return problems
 
     def cases(self) -> list[PhaseCase]:
         """Deterministic order: xdist requires every worker to collect the same list."""

@@ -113,18 +113,41 @@ def test_replayed_broken_spec_fails_with_the_counterexample_in_junit(bench: pyte
     assert board["cells"][0]["model"] == "replay:specs"
 
 
-def test_replay_without_a_spec_for_the_task_skips_and_unknown_models_error(bench: pytest.Pytester) -> None:
+@pytest.mark.parametrize(
+    "models, message",
+    [
+        ("replay:empty", "holds no spec for any task (expected one of spin/Spin.tla)"),
+        ("replay:nowhere", "is not a directory"),
+        ("bogus:gpt", "unknown model 'bogus:gpt'"),
+        ("mutant:no-such", "no task has a mutant 'no-such'"),
+        ("gpt-9000", "litellm cannot route model id 'gpt-9000'"),
+        ("replay:a/specs,replay:b/specs", "two spec sources would share the label 'replay:specs'"),
+    ],
+)
+def test_a_typo_in_what_to_score_is_a_usage_error(bench: pytest.Pytester, models: str, message: str) -> None:
+    """Nothing is skipped or errored item by item: the session stops at once with exit code 4."""
     (bench.path / "empty").mkdir()
-    result = bench.runpytest_subprocess("benchmarks", "--sysmobench-models", "replay:empty", "-p", "no:cacheprovider", "-rs")
-    result.assert_outcomes(skipped=4)
-    result.stdout.fnmatch_lines(["*no spec for task spin*"])
-    bad = bench.runpytest_subprocess("benchmarks", "--sysmobench-models", "bogus:gpt", "-p", "no:cacheprovider")
-    bad.assert_outcomes(errors=4)
-    bad.stdout.fnmatch_lines(["*unknown model 'bogus:gpt'*"])
-    # Any other name is a litellm model; one litellm cannot route fails at once, with no request sent.
-    unroutable = bench.runpytest_subprocess("benchmarks", "--sysmobench-models", "gpt-9000", "-p", "no:cacheprovider", "-rs")
-    unroutable.assert_outcomes(skipped=4)
-    unroutable.stdout.fnmatch_lines(["*blocked: generation failed: gpt-9000: BadRequestError*LLM Provider NOT provided*"])
+    for side in ("a", "b"):
+        _replay_into(bench.path / side / "specs")
+    result = bench.runpytest_subprocess("benchmarks", "--sysmobench-models", models, "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str(), result.stderr.str()
+    assert not (bench.path / ".sysmobench" / "leaderboard.json").exists()
+
+
+def test_replay_with_specs_for_some_tasks_skips_the_others(bench: pytest.Pytester) -> None:
+    shutil.copytree(ROOT / "tasks" / "mutex", bench.path / "tasks" / "mutex")
+    _replay_into(bench.path / "specs")
+    result = bench.runpytest_subprocess("benchmarks", "--sysmobench-models", "replay:specs", "-p", "no:cacheprovider",
+                                        "-rs", "-k", "mutex or syntax")
+    result.stdout.fnmatch_lines(["*no spec for task mutex*"])
+    assert result.ret == pytest.ExitCode.OK
+
+
+def _replay_into(folder: Path) -> None:
+    (folder / "spin").mkdir(parents=True)
+    for name in ("Spin.tla", "Spin.cfg", "mapping.yaml"):
+        shutil.copy(ROOT / "tasks" / "spin" / "reference" / name, folder / "spin" / name)
 
 
 def test_broken_task_file_is_reported_and_the_session_goes_on(bench: pytest.Pytester) -> None:

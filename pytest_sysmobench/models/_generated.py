@@ -90,6 +90,11 @@ class GeneratedSource:
         self.method = method
         self.traces_dir = traces_dir
 
+    def route_problem(self) -> str | None:
+        from ..llm import route_problem
+
+        return route_problem(self.client.config)
+
     def _describe(self, stage: str, prompt: str, answer: Answer, cached: bool) -> dict[str, Any]:
         return {
             "stage": stage,

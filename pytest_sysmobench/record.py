@@ -1,0 +1,82 @@
+"""The record of one phase of one cell: what crosses from a worker to the controller, into
+JUnit, the leaderboard and the HTML page.  Plain JSON by construction, whatever a phase put in
+its details (enums, paths, tuples, dataclasses become their JSON reading), so that xdist's
+serializer, ``json.dumps`` and a reader of ``result.json`` all see the same thing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+from pathlib import PurePath
+from typing import Any, Mapping
+
+from .scoring import PhaseResult
+
+JSON = Any
+#: Nesting kept in details; deeper structure is summarised as a string.
+MAX_DEPTH = 24
+
+
+def jsonable(value: Any, depth: int = 0) -> JSON:
+    """The JSON reading of a value: dict keys become strings, anything unknown its ``str``."""
+    if isinstance(value, enum.Enum):  # first: a str- or int-valued enum is still not plain JSON
+        return jsonable(value.value, depth)
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return int(value)  # a subclass (IntFlag, numpy ints) becomes a plain int
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else str(value)
+    if isinstance(value, PurePath):
+        return str(value)
+    if depth >= MAX_DEPTH:
+        return str(value)[:200]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(jsonable(k, depth + 1)): jsonable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+        return [jsonable(v, depth + 1) for v in items]
+    return str(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class PhaseRecord:
+    """One phase item's outcome, as every consumer downstream of the worker sees it."""
+
+    task: str
+    model: str
+    sample: int
+    phase: str
+    status: str
+    score: float | None
+    reason: str
+    details: dict[str, JSON] = dataclasses.field(default_factory=dict)
+    tools: dict[str, int] = dataclasses.field(default_factory=dict)
+    generation: dict[str, JSON] | None = None
+    provenance: dict[str, JSON] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def of(cls, task: str, model: str, sample: int, result: PhaseResult, **extra: Any) -> PhaseRecord:
+        details = {k: v for k, v in result.details.items() if k != "templates"}
+        return cls(task, model, sample, result.phase, result.status.value, result.score, result.reason,
+                   jsonable(details), **{k: jsonable(v) for k, v in extra.items()})
+
+    def with_outcome(self, status: str, reason: str) -> PhaseRecord:
+        return dataclasses.replace(self, status=status, reason=reason)
+
+    def to_json(self) -> dict[str, JSON]:
+        data = dataclasses.asdict(self)
+        if data["generation"] is None:
+            del data["generation"]
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> PhaseRecord:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
