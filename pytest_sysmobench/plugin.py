@@ -340,14 +340,14 @@ class LeaderboardReporter:
             return
         options = _options(self.config)
         board = self.board()
-        targets = [options.output / "runs" / self.config.stash[run_id_key]]
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             # A partial board stays in its run folder, marked; the last complete one is kept.
             board["interrupted"] = True
-        else:
-            targets.append(options.output)
-        for directory in targets:
-            self._write(board, directory)
+        self._write(board, options.output / "runs" / self.config.stash[run_id_key])
+        if not board.get("interrupted"):
+            # The top-level board: this run's cells and phases over the latest of every other one.
+            previous = _leaderboard().read(options.output / "leaderboard.json")
+            self._write(_leaderboard().merge(previous, board), options.output)
 
     def _write(self, board: dict[str, Any], directory: Path) -> None:
         """A finished run's results are never lost to an unwritable output folder: they go to a
@@ -377,7 +377,7 @@ class LeaderboardReporter:
             if model.get("pass_at_k") and len(model["pass_at_k"]["syntax"]) > 1:
                 k = str(len(model["pass_at_k"]["syntax"]))
                 cols = ", ".join(f"{p} {model['pass_at_k'][p][k]:.2f}" for p in model["pass_at_k"])
-                terminalreporter.write_line(f"{model['model']}: pass@{k} {cols}; best-of-{k} composite {model['best_of_k']:.3f}")
+                terminalreporter.write_line(f"{model['model']}: pass@{k} {cols}; best-of-{k} composite {'-' if model['best_of_k'] is None else format(model['best_of_k'], '.3f')}")
         for path in self.collector.written:
             terminalreporter.write_line(f"wrote {os.path.relpath(path)}")
         for problem in self.collector.problems:

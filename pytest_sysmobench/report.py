@@ -32,7 +32,9 @@ def _cells(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "status": record["status"],
             "reason": record.get("reason", ""),
         }
-        if record.get("generation") and "generation" not in cell:
+        if record.get("run_id"):
+            cell["runs"] = sorted({*cell.get("runs", []), str(record["run_id"])})
+        if record.get("generation"):
             cell["generation"] = _usage_of(record["generation"])
         evaluator_use = (record.get("details") or {}).get("evaluator_use")
         if evaluator_use:
@@ -44,7 +46,8 @@ def _cells(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             p: PhaseResult(p, Status(v["status"]), v["score"]) for p, v in cell["phases"].items()
         }
         cell["phases"] = {p: cell["phases"][p] for p in PHASES if p in cell["phases"]}
-        cell["composite"] = composite(results)
+        # A phase that was not selected (-m p4, -k runtime) is unknown, not 0: no composite then.
+        cell["composite"] = composite(results) if len(cell["phases"]) == len(PHASES) else None
         cells.append(cell)
     return cells
 
@@ -67,7 +70,8 @@ def _added(total: Mapping[str, Any] | None, use: Mapping[str, Any]) -> dict[str,
 def _samples(cells: list[dict[str, Any]]) -> dict[str, Any]:
     """pass@k per phase (unbiased estimator over the n samples) and the best sample's composite."""
     n = len(cells)
-    result: dict[str, Any] = {"samples": n, "best_of_k": max(c["composite"] for c in cells), "pass_at_k": {}}
+    composites = [c["composite"] for c in cells if c["composite"] is not None]
+    result: dict[str, Any] = {"samples": n, "best_of_k": max(composites) if composites else None, "pass_at_k": {}}
     for phase in PHASES:
         c = sum(1 for cell in cells if (cell["phases"].get(phase) or {}).get("status") == Status.PASSED.value)
         result["pass_at_k"][phase] = {str(k): round(pass_at_k(n, c, k), 6) for k in range(1, n + 1)}
@@ -102,14 +106,14 @@ def _models(cells: list[dict[str, Any]], groups: list[dict[str, Any]]) -> list[d
     for model in sorted({c["model"] for c in cells}):
         mine = [c for c in cells if c["model"] == model]
         row: dict[str, Any] = {"model": model, "cells": len(mine)}
-        row["composite"] = round(sum(c["composite"] for c in mine) / len(mine), 6)
+        row["composite"] = _mean([c["composite"] for c in mine])
         for phase in PHASES:
             # A phase without a score (inconclusive, a mapping error, a harness error) says
             # nothing about the spec: the mean is over the cells that were scored.
             scores = [score for c in mine if (score := (c["phases"].get(phase) or {}).get("score")) is not None]
             row[phase] = round(sum(scores) / len(scores), 6) if scores else None
         per_task = [g for g in groups if g["model"] == model]
-        row["best_of_k"] = round(sum(g["best_of_k"] for g in per_task) / len(per_task), 6)
+        row["best_of_k"] = _mean([g["best_of_k"] for g in per_task])
         k_max = min(g["samples"] for g in per_task)
         row["pass_at_k"] = {
             phase: {str(k): round(sum(g["pass_at_k"][phase][str(k)] for g in per_task) / len(per_task), 6)
@@ -119,10 +123,54 @@ def _models(cells: list[dict[str, Any]], groups: list[dict[str, Any]]) -> list[d
         if any(c.get("generation") or c.get("evaluator") for c in mine):
             row["usage"] = _spend(mine)
         rows.append(row)
-    return sorted(rows, key=lambda r: (-r["composite"], r["model"]))
+    return sorted(rows, key=lambda r: (r["composite"] is None, -(r["composite"] or 0.0), r["model"]))
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return round(sum(known) / len(known), 6) if known else None
+
+
+def records_of(board: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The per-phase records a board was built from (enough to build it again, or merge it)."""
+    records = []
+    for cell in board.get("cells") or []:
+        runs = cell.get("runs") or [board.get("run_id")]
+        for phase, result in (cell.get("phases") or {}).items():
+            records.append({"task": cell["task"], "model": cell["model"], "sample": cell["sample"], "phase": phase,
+                            "status": result["status"], "score": result.get("score"), "reason": result.get("reason", ""),
+                            "run_id": runs[-1], "generation": cell.get("generation")})
+    return records
+
+
+def merge(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> dict[str, Any]:
+    """The latest complete result of every cell phase across runs: a run that scored only some
+    cells or phases (-k etcd, -m p4) replaces those and keeps the rest, and says which run each
+    cell's phases came from."""
+    if not previous or previous.get("schema") != SCHEMA or previous.get("interrupted"):
+        return dict(current)
+    latest: dict[tuple[str, str, int, str], dict[str, Any]] = {}
+    for record in [*records_of(previous), *records_of(current)]:
+        latest[(record["task"], record["model"], int(record["sample"]), record["phase"])] = record
+    merged = build(latest.values(), current.get("provenance") or {}, str(current.get("run_id")))
+    merged["runs"] = sorted({run for cell in merged["cells"] for run in cell.get("runs", [])})
+    for key in ("tool_runs",):
+        if key in current:
+            merged[key] = current[key]
+    return merged
+
+
+def read(path: Path) -> dict[str, Any] | None:
+    """A board written earlier, or None when there is none or it cannot be read."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def build(records: Iterable[Mapping[str, Any]], provenance: Mapping[str, Any], run_id: str) -> dict[str, Any]:
+    records = [r if r.get("run_id") else {**r, "run_id": run_id} for r in records]
     cells = _cells(records)
     groups = _groups(cells)
     board = {
@@ -196,6 +244,10 @@ def _fmt(score: Any, status: str | None) -> str:
     return status
 
 
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
 def table(board: Mapping[str, Any]) -> str:
     """A terminal table: one row per cell, then one per model."""
     headers = ["task", "model", "P1", "P2", "P3", "P4", "composite"]
@@ -203,10 +255,11 @@ def table(board: Mapping[str, Any]) -> str:
     for cell in board["cells"]:
         label = cell["model"] + (f" s{cell['sample']}" if cell["sample"] else "")
         phases = [cell["phases"].get(p) or {} for p in PHASES]
-        rows.append([cell["task"], label, *[_fmt(r.get("score"), r.get("status")) for r in phases], f"{cell['composite']:.3f}"])
+        rows.append([cell["task"], label, *[_fmt(r.get("score"), r.get("status")) for r in phases],
+                     _number(cell["composite"])])
     for model in board["models"]:
         means = ["-" if model[p] is None else f"{model[p]:.2f}" for p in PHASES]
-        rows.append(["(mean)", model["model"], *means, f"{model['composite']:.3f}"])
+        rows.append(["(mean)", model["model"], *means, _number(model["composite"])])
     widths = [max(len(str(x)) for x in column) for column in zip(headers, *rows)]
     line = lambda cols: "  ".join(str(c).ljust(w) for c, w in zip(cols, widths))  # noqa: E731
     return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])

@@ -30,7 +30,9 @@ def _board(path: Path) -> dict[str, Any]:
 
 
 def _comparable(board: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in board.items() if k not in ("generated", "run_id", "tool_runs")}
+    kept = {k: v for k, v in board.items() if k not in ("generated", "run_id", "tool_runs", "runs")}
+    kept["cells"] = [{k: v for k, v in c.items() if k != "runs"} for c in board["cells"]]
+    return kept
 
 
 def test_reference_run_writes_the_leaderboard_and_caches(bench: pytest.Pytester) -> None:
@@ -205,3 +207,24 @@ def test_an_unwritable_output_folder_records_errors_and_still_writes_the_leaderb
     statuses = {p["status"] for c in board["cells"] for p in c["phases"].values()}
     assert "error" in statuses
     shutil.rmtree(fallback, ignore_errors=True)
+
+
+def test_a_partial_run_updates_only_its_rows_of_the_leaderboard(bench: pytest.Pytester) -> None:
+    """-k/-m runs keep their own board in their run folder; the top-level board merges the latest
+    result of every cell phase, and a phase that did not run is null, never 0."""
+    bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider").assert_outcomes(passed=3, skipped=1)
+    full = _board(bench.path)
+    partial = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "-m", "p4")
+    partial.assert_outcomes(passed=1)
+    partial.stdout.fnmatch_lines(["spin*reference*-*-*-*1.00*-*"])
+    merged = _board(bench.path)
+    (cell,) = merged["cells"]
+    assert set(cell["phases"]) == {"syntax", "runtime", "conformance", "invariants"}
+    assert cell["composite"] == full["cells"][0]["composite"] == 0.65
+    assert merged["run_id"] != full["run_id"]
+    assert cell["runs"] == merged["runs"] == sorted([full["run_id"], merged["run_id"]])
+    own = json.loads((bench.path / ".sysmobench" / "runs" / merged["run_id"] / "leaderboard.json").read_text())
+    (only,) = own["cells"]
+    assert set(only["phases"]) == {"invariants"} and only["composite"] is None
+    assert own["models"][0]["composite"] is None and own["models"][0]["invariants"] == 1.0
+    assert own["models"][0]["syntax"] is None

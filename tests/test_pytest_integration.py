@@ -84,8 +84,13 @@ def test_under_xdist_every_cell_stays_on_one_worker_and_every_record_is_json(mix
     assert "INTERNALERROR" not in parallel.stdout.str() + parallel.stderr.str()
     assert parallel.parseoutcomes() == serial.parseoutcomes()
     board = json.loads((mixed.path / ".sysmobench" / "leaderboard.json").read_text())
-    drop = ("generated", "run_id", "tool_runs")
-    assert {k: v for k, v in board.items() if k not in drop} == {k: v for k, v in serial_board.items() if k not in drop}
+    drop = ("generated", "run_id", "tool_runs", "runs")
+
+    def comparable(b: dict[str, Any]) -> dict[str, Any]:
+        return {**{k: v for k, v in b.items() if k not in drop},
+                "cells": [{k: v for k, v in c.items() if k != "runs"} for c in b["cells"]]}
+
+    assert comparable(board) == comparable(serial_board)
     statuses = {p["status"] for c in board["cells"] for p in c["phases"].values()}
     assert {"passed", "failed", "blocked", "error", "not_evaluable"} <= statuses, statuses
     workers = _cells_by_worker(parallel.outlines)
@@ -128,3 +133,23 @@ def test_records_are_plain_json_whatever_the_details_hold() -> None:
     assert data["details"]["seen"] == ["a", "b"] and data["details"]["nan"] == "nan"
     assert PhaseRecord.from_json(data) == record
     assert jsonable({1: (2, 3)}) == {"1": [2, 3]}
+
+
+def test_merging_boards_keeps_the_latest_result_of_every_cell_phase() -> None:
+    from pytest_sysmobench import report
+
+    def record(task: str, phase: str, score: float) -> dict[str, Any]:
+        return {"task": task, "model": "m", "sample": 0, "phase": phase, "status": "passed" if score == 1 else "failed",
+                "score": score, "reason": ""}
+
+    phases = ("syntax", "runtime", "conformance", "invariants")
+    first = report.build([record(t, p, 1.0) for t in ("spin", "etcd") for p in phases], {}, "run-1")
+    second = report.build([record("etcd", "invariants", 0.5)], {}, "run-2")
+    assert second["cells"][0]["composite"] is None and second["models"][0]["syntax"] is None
+    merged = report.merge(first, second)
+    cells = {c["task"]: c for c in merged["cells"]}
+    assert cells["etcd"]["phases"]["invariants"]["score"] == 0.5 and cells["etcd"]["runs"] == ["run-1", "run-2"]
+    assert cells["spin"]["runs"] == ["run-1"] and cells["spin"]["composite"] == 1.0
+    assert cells["etcd"]["composite"] == round(0.65 + 0.35 * 0.5, 6)
+    assert merged["runs"] == ["run-1", "run-2"]
+    assert report.merge({**first, "interrupted": True}, second) == second
