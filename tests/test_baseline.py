@@ -1,0 +1,160 @@
+"""The CI gate: baselines, tolerances, compare/bless/merge, and items judged against a baseline."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, strategies as st
+
+from pytest_sysmobench import report
+from pytest_sysmobench.baseline import BaselineError, Tolerance, bless, compare, judge, markdown, regressions
+from pytest_sysmobench.cli import main as cli
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINE = ROOT / "data" / "baselines" / "reference.json"
+PHASES = ("syntax", "runtime", "conformance", "invariants")
+
+
+def _board(scores: dict[tuple[str, str], float], run_id: str = "r1") -> dict[str, Any]:
+    records = [{"task": task, "model": "m", "sample": 0, "phase": phase, "score": score,
+                "status": "passed" if score == 1.0 else "failed", "reason": ""}
+               for (task, phase), score in scores.items()]
+    return report.build(records, {"jar_sha256": "a"}, run_id)
+
+
+def test_tolerance_reads_one_number_or_phases_and_composite() -> None:
+    assert Tolerance.parse("0.05").of("invariants") == 0.05 and Tolerance.parse("0.05").of("composite") == 0.05
+    mixed = Tolerance.parse("p4=0.1, composite=0.02, syntax=0")
+    assert (mixed.of("invariants"), mixed.of("composite"), mixed.of("runtime")) == (0.1, 0.02, 0.0)
+    for bad in ("p9=0.1", "nan", "1.5", "p4", "p4=x"):
+        with pytest.raises(BaselineError, match="--sysmobench-tolerance"):
+            Tolerance.parse(bad)
+
+
+@given(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1))
+def test_a_regression_is_exactly_a_drop_past_the_tolerance(before: float, after: float, tolerance: float) -> None:
+    kind = judge(before, after, tolerance)
+    assert (kind == "regression") == (after < before - tolerance - 1e-9)
+    assert kind != "improvement" or after > before
+
+
+def test_compare_names_every_changed_cell_and_markdown_reports_it() -> None:
+    before = _board({("spin", p): 1.0 for p in PHASES})
+    after = _board({**{("spin", p): 1.0 for p in PHASES}, ("spin", "invariants"): 0.5,
+                    **{("etcd", p): 1.0 for p in PHASES}}, "r2")
+    changes = compare(before, after, Tolerance.parse("0"))
+    worse = regressions(changes)
+    assert [(c.task, c.phase) for c in worse] == [("spin", "invariants"), ("spin", "composite")]
+    assert {c.kind for c in changes if c.task == "etcd"} == {"new"}
+    text = markdown(changes, Tolerance.parse("0"), "base.json", "now.json")
+    assert "**2 regression(s)**" in text and "| spin/m | invariants | 1.00 | 0.50 | **regressed** |" in text
+    assert not regressions(compare(before, after, Tolerance.parse("invariants=0.5,composite=0.2")))
+
+
+def test_bless_refuses_an_interrupted_board_and_records_its_runs() -> None:
+    board = _board({("spin", p): 1.0 for p in PHASES})
+    assert bless(board)["blessed_from"] == ["r1"] and "tool_runs" not in bless(board)
+    with pytest.raises(BaselineError, match="interrupted"):
+        bless({**board, "interrupted": True})
+
+
+def test_cli_compare_exits_1_on_a_regression_and_merge_keeps_the_latest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(_board({("spin", p): 1.0 for p in PHASES})))
+    b.write_text(json.dumps(_board({("spin", "invariants"): 0.25}, "r2")))
+    assert cli(["leaderboard", "compare", str(a), str(b)]) == 1
+    assert "spin/m syntax: not in this run" in capsys.readouterr().out, "a phase that did not run is no regression"
+    merged = tmp_path / "m.json"
+    assert cli(["leaderboard", "merge", str(a), str(b), "--out", str(merged)]) == 0
+    assert cli(["leaderboard", "compare", str(a), str(merged), "--markdown"]) == 1
+    out = capsys.readouterr().out
+    assert "| spin/m | invariants | 1.00 | 0.25 | **regressed** |" in out
+    assert cli(["leaderboard", "bless", str(merged), "--out", str(tmp_path / "base.json")]) == 0
+    assert json.loads((tmp_path / "base.json").read_text())["blessed_from"] == ["r1", "r2"]
+    assert cli(["leaderboard", "compare", str(tmp_path / "nope.json"), str(a)]) == 2
+
+
+def test_the_committed_baseline_is_the_reference_at_full_score() -> None:
+    board = json.loads(BASELINE.read_text())
+    assert {c["task"] for c in board["cells"]} == {p.name for p in (ROOT / "tasks").iterdir() if (p / "task.yaml").is_file()}
+    assert all(c["composite"] == 1.0 and c["model"] == "reference" for c in board["cells"])
+
+
+# ------------------------------------------------------------------ items against a baseline
+
+
+@pytest.fixture
+def bench(pytester: pytest.Pytester) -> pytest.Pytester:
+    shutil.copytree(ROOT / "tasks" / "spin", pytester.path / "tasks" / "spin")
+    (pytester.path / "benchmarks").mkdir()
+    shutil.copy(ROOT / "benchmarks" / "test_sysmobench.py", pytester.path / "benchmarks")
+    broken = (ROOT / "tasks" / "spin" / "reference" / "Spin.tla").read_text().replace(
+        "    /\\ pc[t] = \"spin\"\n    /\\ lock = FALSE\n", "    /\\ pc[t] = \"spin\"\n")
+    specs = pytester.path / "specs" / "spin"
+    specs.mkdir(parents=True)
+    (specs / "Spin.tla").write_text(broken)
+    for name in ("Spin.cfg", "mapping.yaml"):
+        shutil.copy(ROOT / "tasks" / "spin" / "reference" / name, specs / name)
+    return pytester
+
+
+def _baseline_for(bench: pytest.Pytester, model: str, scores: dict[str, float], provenance: dict[str, str]) -> Path:
+    """A blessed board for the spin cell of ``model``; P3 is skipped in it, as in these projects (no traces)."""
+    records = [{"task": "spin", "model": model, "sample": 0, "phase": p, "score": s,
+                "status": "skipped" if p == "conformance" else "passed" if s == 1.0 else "failed", "reason": ""}
+               for p, s in {**scores, "conformance": 0.0}.items()]
+    path = bench.path / "baseline.json"
+    path.write_text(json.dumps(bless(report.build(records, provenance, "blessed-run"))))
+    return path
+
+
+def test_a_score_below_the_baseline_fails_its_item_and_the_composite_fails_the_session(bench: pytest.Pytester) -> None:
+    baseline = _baseline_for(bench, "replay:specs", {p: 1.0 for p in PHASES}, {"java_version": "1.0-other"})
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "replay:specs",
+                                        "--sysmobench-baseline", str(baseline))
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([
+        f"*invariants regressed against the baseline {baseline}: was 1.00, now 0.*(tolerance 0)*MutualExclusion*",
+        "*baseline*: 2 regression(s), 0 improvement(s)*",
+        "*spin/replay:specs composite: regressed: baseline 0.65, now 0.57*",
+        "*warning: scored with another toolchain than the baseline (java_version: baseline 1.0-other*",
+    ])
+
+
+def test_a_failure_the_baseline_already_had_is_expected_and_a_tolerance_absorbs_a_drop(bench: pytest.Pytester) -> None:
+    known = _baseline_for(bench, "replay:specs", {"syntax": 1.0, "runtime": 1.0, "invariants": 0.7777777}, {})
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "replay:specs",
+                                        "--sysmobench-baseline", str(known), "-rx")
+    result.assert_outcomes(passed=2, skipped=1, xfailed=1)
+    result.stdout.fnmatch_lines(["*invariants score 0.* (failed), as in the baseline (0.78)*"])
+    assert result.ret == pytest.ExitCode.OK
+    strict = _baseline_for(bench, "replay:specs", {p: 1.0 for p in PHASES}, {})
+    tolerant = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "replay:specs",
+                                          "--sysmobench-baseline", str(strict), "--sysmobench-tolerance", "p4=0.5,composite=0.5")
+    tolerant.assert_outcomes(passed=2, skipped=1, xfailed=1)
+    assert tolerant.ret == pytest.ExitCode.OK
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--sysmobench-tolerance", "0.1"], "--sysmobench-tolerance needs --sysmobench-baseline"),
+    (["--sysmobench-baseline", "missing.json"], "cannot read"),
+    (["--sysmobench-baseline", "baseline.json", "--sysmobench-tolerance", "p7=1"], "is not PHASE=VALUE"),
+])
+def test_a_bad_gate_is_a_usage_error(bench: pytest.Pytester, args: list[str], message: str) -> None:
+    (bench.path / "baseline.json").write_text(json.dumps(_board({("spin", "syntax"): 1.0})))
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and message in result.stderr.str()
+
+
+@pytest.mark.slow
+def test_the_reference_specs_hold_the_committed_baseline(pytester: pytest.Pytester) -> None:
+    """The CI gate itself: every task's reference, scored afresh, against data/baselines/reference.json."""
+    for name in ("tasks", "benchmarks", "data"):
+        shutil.copytree(ROOT / name, pytester.path / name)
+    result = pytester.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-baseline", str(BASELINE))
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["*baseline*: 0 regression(s), 0 improvement(s)*"])
