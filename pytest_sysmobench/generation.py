@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from .tasks import IDENTIFIER, Task
+from .failures import looks_like_python
 from .tla import modules
 
 _FENCE_OPEN = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)")
@@ -114,7 +115,10 @@ def extract_spec(answer: str, module: str | None = None) -> Extraction:
     tla, extras = _pick_modules(_all_modules(answer, blocks, notes), module, notes)
     cfg = _pick_cfg(answer, blocks, notes)
     if tla is None:
-        return Extraction(None, cfg, None, tuple(notes), "no TLA+ module (a '---- MODULE Name ----' line) in the answer")
+        problem = "no TLA+ module (a '---- MODULE Name ----' line) in the answer"
+        if looks_like_python(answer):
+            problem += "; it looks like Python"
+        return Extraction(None, cfg, None, tuple(notes), problem)
     span = modules.module_spans(tla)[0]
     if not span.closed:
         notes.append("the module has no closing ==== line")

@@ -443,6 +443,11 @@ class LeaderboardReporter:
         terminalreporter.write_line(_leaderboard().table(self.board()))
         for line in self._baseline_lines():
             terminalreporter.write_line(line)
+        for model in self.board()["models"]:
+            if model.get("failure_classes"):
+                classes = "; ".join(f"{PHASE_MARKERS[p].upper()} " + ", ".join(f"{k} {n}" for k, n in c.items())
+                                    for p, c in model["failure_classes"].items())
+                terminalreporter.write_line(f"failure classes of {model['model']}: {classes}")
         tools = self.collector.tools
         terminalreporter.write_line(
             f"tool runs: {tools.get('sany', 0)} SANY, {tools.get('tlc', 0)} TLC; "

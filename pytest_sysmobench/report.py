@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from . import failures
 from .cache import atomic_write_text
 from .scoring import WEIGHTS, PhaseResult, Status, composite, pass_at_k
 from .tasks import PHASES
@@ -32,6 +33,9 @@ def _cells(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "status": record["status"],
             "reason": record.get("reason", ""),
         }
+        klass = record.get("failure_class") or (record.get("details") or {}).get("failure_class")
+        if klass and record["status"] == Status.FAILED.value:
+            cell["phases"][record["phase"]]["failure_class"] = klass
         if record.get("run_id"):
             cell["runs"] = sorted({*cell.get("runs", []), str(record["run_id"])})
         if record.get("generation"):
@@ -122,6 +126,7 @@ def _models(cells: list[dict[str, Any]], groups: list[dict[str, Any]]) -> list[d
         }
         if any(c.get("generation") or c.get("evaluator") for c in mine):
             row["usage"] = _spend(mine)
+        row["failure_classes"] = failures.counts(mine)
         rows.append(row)
     return sorted(rows, key=lambda r: (r["composite"] is None, -(r["composite"] or 0.0), r["model"]))
 
@@ -139,7 +144,8 @@ def records_of(board: Mapping[str, Any]) -> list[dict[str, Any]]:
         for phase, result in (cell.get("phases") or {}).items():
             records.append({"task": cell["task"], "model": cell["model"], "sample": cell["sample"], "phase": phase,
                             "status": result["status"], "score": result.get("score"), "reason": result.get("reason", ""),
-                            "run_id": runs[-1], "generation": cell.get("generation")})
+                            "failure_class": result.get("failure_class"), "run_id": runs[-1],
+                            "generation": cell.get("generation")})
     return records
 
 

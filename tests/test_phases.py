@@ -117,3 +117,24 @@ def test_a_task_constraint_bounds_p4_for_every_spec_through_the_mapping(scorer: 
     # is the task's, stated in its task.yaml, and the same for every spec.
     assert scorer.cell(bounded, MutantSource("unlock-keeps-request"), sample=2).result("invariants").status is Status.FAILED
     assert scorer.cell(bounded, MutantSource("acquire-ignores-lock"), sample=3).result("invariants").status is Status.PASSED
+
+
+@pytest.mark.parametrize("mutant, phase, klass", [
+    ("unknown-operator", "syntax", "undefined_operator"),
+    ("missing-definition-eq", "syntax", "syntax"),
+    ("function-outside-domain", "runtime", "evaluation_error"),
+    ("trylock-never-fires", "runtime", "actions_never_fire"),
+    ("acquire-ignores-lock", "invariants", "safety_violation"),
+    ("no-unlock-fairness", "invariants", "fairness_missing"),
+])
+def test_a_failed_phase_carries_its_failure_class(scorer: Scorer, mutant: str, phase: str, klass: str) -> None:
+    result = scorer.cell(TASK, MutantSource(mutant)).result(phase)
+    assert result.status is Status.FAILED
+    assert result.details["failure_class"] == klass, result.reason
+
+
+@pytest.mark.parametrize("case, klass", [("python_only", "python_syntax"), ("unicode_operators", "non_ascii_operator")])
+def test_answers_in_the_wrong_language_are_classed_as_such(scorer: Scorer, tmp_path: Path, case: str, klass: str) -> None:
+    text = (ROOT / "tests" / "data" / "bad_inputs" / case / "answer.txt").read_text()
+    result = scorer.cell(TASK, _replay(tmp_path, text)).result("syntax")
+    assert result.details.get("failure_class") == klass, result.reason

@@ -153,3 +153,19 @@ def test_merging_boards_keeps_the_latest_result_of_every_cell_phase() -> None:
     assert cells["etcd"]["composite"] == round(0.65 + 0.35 * 0.5, 6)
     assert merged["runs"] == ["run-1", "run-2"]
     assert report.merge({**first, "interrupted": True}, second) == second
+
+
+def test_the_leaderboard_counts_failure_classes_per_model(pytester: pytest.Pytester) -> None:
+    shutil.copytree(ROOT / "tasks" / "spin", pytester.path / "tasks" / "spin")
+    (pytester.path / "benchmarks").mkdir()
+    shutil.copy(ROOT / "benchmarks" / "test_sysmobench.py", pytester.path / "benchmarks")
+    result = pytester.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models",
+                                           "mutant:acquire-ignores-lock,mutant:unknown-operator")
+    result.stdout.fnmatch_lines(["failure classes of mutant:acquire-ignores-lock: P4 safety_violation 1",
+                                 "failure classes of mutant:unknown-operator: P1 undefined_operator 1"])
+    board = json.loads((pytester.path / ".sysmobench" / "leaderboard.json").read_text())
+    classes = {m["model"]: m["failure_classes"] for m in board["models"]}
+    assert classes == {"mutant:acquire-ignores-lock": {"invariants": {"safety_violation": 1}},
+                       "mutant:unknown-operator": {"syntax": {"undefined_operator": 1}}}
+    cell = next(c for c in board["cells"] if c["model"] == "mutant:unknown-operator")
+    assert cell["phases"]["syntax"]["failure_class"] == "undefined_operator"

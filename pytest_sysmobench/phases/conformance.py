@@ -531,4 +531,4 @@ def _verdict(outcomes: list[_ActionOutcome], whole: list[dict[str, Any]], corpus
     if first.first_failure:
         reason += f"\nfirst failing window of {first.action}: {first.first_failure}"
     reason += f"\nmapping: {codec.mapping.describe()}"
-    return PhaseResult("conformance", Status.FAILED, round(score, 6), reason, details)
+    return PhaseResult("conformance", Status.FAILED, round(score, 6), reason, {**details, "failure_class": "steps_rejected"})

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 from ..cache import digest
 from ..evaluator import EvaluatorError, Translation
+from ..failures import invariants_class
 from ..mapping import Mapping
 from ..scoring import PhaseResult, Status
 from ..tasks import InvariantTemplate, Task
@@ -107,6 +108,7 @@ class TemplateOutcome:
     reason: str = ""
     states: int | None = None
     trace: list[str] = field(default_factory=list)
+    stuttering: bool = False  # a liveness counterexample that ends stuttering
 
     def as_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -172,7 +174,7 @@ def _verdict_outcome(template: InvariantTemplate, result: TlcResult, violated: b
     states = result.distinct_states
     if violated:
         return TemplateOutcome(template.name, template.kind, "failed", f"{template.name} violated: {result.summary()}",
-                               states, _trace_preview(result))
+                               states, _trace_preview(result), any(s.stuttering for s in result.trace))
     if result.verdict is Verdict.OK:
         return TemplateOutcome(template.name, template.kind, "passed", "holds", states)
     if result.verdict is Verdict.INCOMPLETE:
@@ -319,10 +321,10 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
     except _Unparsable as exc:
         return PhaseResult("invariants", Status.NOT_EVALUABLE, None, f"mapping error: {exc}", info)
     outcomes = _order(ctx.task, outcomes)
-    return _verdict(outcomes, {**info, "cfg_removed": removed + stripped})
+    return _verdict(outcomes, {**info, "cfg_removed": removed + stripped}, candidate.tla or "")
 
 
-def _verdict(outcomes: list[TemplateOutcome], info: dict[str, Any]) -> PhaseResult:
+def _verdict(outcomes: list[TemplateOutcome], info: dict[str, Any], spec: str = "") -> PhaseResult:
     """Score over the templates TLC decided; a run without a verdict is not charged to the spec.
 
     A template whose check hit its budget is *inconclusive*: reported with the states explored,
@@ -349,7 +351,9 @@ def _verdict(outcomes: list[TemplateOutcome], info: dict[str, Any]) -> PhaseResu
         first = failed[0]
         trace = ("\n" + "\n".join(first.trace)) if first.trace else ""
         reason = f"{passed}/{decided} decided templates hold{note}; {first.reason}{trace}"
-        return PhaseResult("invariants", Status.FAILED, round(passed / decided, 6), reason, details)
+        klass = invariants_class([o.as_dict() for o in failed], spec)
+        return PhaseResult("invariants", Status.FAILED, round(passed / decided, 6), reason,
+                           {**details, "failure_class": klass})
     if not decided:
         if not outcomes:
             return PhaseResult("invariants", Status.SKIPPED, None, "skipped: the task has no invariant templates", details)

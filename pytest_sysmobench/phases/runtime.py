@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..failures import runtime_class
 from ..scoring import PhaseResult, Status
 from ..tla import modules
 from ..tla.cfg import EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215, Config
@@ -152,6 +153,8 @@ def check_runtime(ctx: CellContext) -> PhaseResult:
         "cfg_removed": removed,
         **cov,
     }
+    if score < 1.0 or not runtime_ok:
+        details["failure_class"] = runtime_class(bfs, runtime_ok)
     if not runtime_ok:
         return PhaseResult("runtime", Status.FAILED, round(score, 6), f"runtime check failed: {_check_reason(bfs)}", details)
     sim_errors = [r for r in sims if r.verdict not in CLEAN]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from ..failures import no_module_class, syntax_class
 from ..scoring import PhaseResult, Status
 from ..tla import modules
 from ..tla.sany import SanyResult, arity_errors, unknown_operators
@@ -169,17 +170,20 @@ def _reason(result: SanyResult) -> str:
 def check_syntax(ctx: CellContext) -> PhaseResult:
     candidate = ctx.candidate
     if candidate.tla is None:
-        return PhaseResult("syntax", Status.FAILED, 0.0, candidate.problem or "no spec", {"notes": list(candidate.notes)})
+        return PhaseResult("syntax", Status.FAILED, 0.0, candidate.problem or "no spec",
+                           {"notes": list(candidate.notes), "failure_class": no_module_class(candidate.problem or "")})
     run = ctx.toolchain.sany(ctx.job_dir("syntax"), ctx.spec_files(), ctx.module, timeout_s=60)
     details: dict[str, object] = {"notes": list(candidate.notes), "cached": run.cached}
     if run.raw.timed_out:
-        return PhaseResult("syntax", Status.FAILED, 0.0, "SANY did not finish within its time limit", details)
+        return PhaseResult("syntax", Status.FAILED, 0.0, "SANY did not finish within its time limit",
+                           {**details, "failure_class": "timeout"})
     if run.result.ok:
         return PhaseResult("syntax", Status.PASSED, 1.0, "SANY accepts the module", details)
     score, units = partial_credit(ctx, candidate.tla)
     details.update(
         errors=[e.__dict__ if hasattr(e, "__dict__") else str(e) for e in run.result.errors][:20],
         definitions=units,
+        failure_class=syntax_class(run.result, candidate.tla),
     )
     parsed = sum(1 for u in units if u["parses"])
     total = len(modules.top_level_units(candidate.tla))
