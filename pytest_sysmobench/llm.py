@@ -42,6 +42,9 @@ class GenerationError(RuntimeError):
         self.transient = transient
 
 
+LOCAL_PLACEHOLDER_KEY = "sk-local-no-key"
+
+
 @dataclass(frozen=True)
 class ModelConfig:
     """One model as the benchmark calls it; names not in the config file are plain litellm ids."""
@@ -77,6 +80,10 @@ class ModelConfig:
             if not key:
                 raise GenerationError(f"model {self.name}: environment variable {self.api_key_env} is not set")
             kwargs["api_key"] = key
+        elif self.api_base and self.route.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+            # A local OpenAI-compatible server needs no key, but the OpenAI client refuses to
+            # start without one: give it a placeholder rather than fail (or retry) the request.
+            kwargs["api_key"] = LOCAL_PLACEHOLDER_KEY
         return kwargs
 
 

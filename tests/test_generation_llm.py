@@ -4,6 +4,7 @@ through litellm (the normal model configuration), and the server counts every re
 from __future__ import annotations
 
 import json
+import time
 import re
 import shutil
 from pathlib import Path
@@ -257,3 +258,17 @@ def test_a_bad_evaluator_answer_is_a_recorded_error(bench: pytest.Pytester, mode
     assert "prime" in translations["MutualExclusion"]
     assert "does not parse" in translations["LockConsistency"]
     assert translations["NoDeadlock"] == "rejected: no translation given"
+
+
+def test_the_readme_local_model_works_without_any_key(bench: pytest.Pytester, model_server: LocalModelServer,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`local: {route: openai/qwen3, api_base: ...}` as in the README, with no OPENAI_API_KEY anywhere."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    config = {"models": {"local": {"route": "openai/qwen3", "api_base": model_server.base_url,
+                                   "input_cost_per_token": 0.0, "output_cost_per_token": 0.0}}}
+    (bench.path / "sysmobench-models.yaml").write_text(yaml.safe_dump(config))
+    model_server.respond(lambda body: GOOD)
+    start = time.monotonic()
+    result = bench.runpytest_subprocess("benchmarks", "--sysmobench-models", "local", "-p", "no:cacheprovider", "-m", "p1")
+    result.assert_outcomes(passed=1)
+    assert model_server.count("qwen3") == 1 and time.monotonic() - start < 60

@@ -212,3 +212,15 @@ def test_evaluator_use_is_summed_per_cell_and_per_run(uses: list[tuple[int, str,
         mine = [u for s, _, u in uses if s == cell["sample"]]
         assert (cell.get("evaluator") or {}).get("completion_tokens", 0) == sum(u["completion_tokens"] for u in mine)
     assert board["models"][0]["usage"]["evaluator"] == spent
+
+
+def test_a_local_openai_compatible_server_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's local model: route openai/..., an api_base, and no OPENAI_API_KEY set."""
+    from pytest_sysmobench.llm import LOCAL_PLACEHOLDER_KEY, ModelConfig
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    local = ModelConfig("local", "openai/qwen3", api_base="http://127.0.0.1:8000/v1")
+    assert local.request_kwargs()["api_key"] == LOCAL_PLACEHOLDER_KEY
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-real")
+    assert "api_key" not in local.request_kwargs(), "a real key in the environment is litellm's to use"
+    assert "api_key" not in ModelConfig("gpt", "openai/gpt-5").request_kwargs()
