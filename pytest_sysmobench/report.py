@@ -43,6 +43,8 @@ def _cells(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         evaluator_use = (record.get("details") or {}).get("evaluator_use")
         if evaluator_use:
             cell["evaluator"] = _added(cell.get("evaluator"), evaluator_use)
+        if record.get("cell_evaluator"):  # a record read back from a board: the cell's total, not one phase's
+            cell["evaluator"] = dict(record["cell_evaluator"])
     cells = []
     for key in sorted(grouped):
         cell = grouped[key]
@@ -145,7 +147,7 @@ def records_of(board: Mapping[str, Any]) -> list[dict[str, Any]]:
             records.append({"task": cell["task"], "model": cell["model"], "sample": cell["sample"], "phase": phase,
                             "status": result["status"], "score": result.get("score"), "reason": result.get("reason", ""),
                             "failure_class": result.get("failure_class"), "run_id": runs[-1],
-                            "generation": cell.get("generation")})
+                            "generation": cell.get("generation"), "cell_evaluator": cell.get("evaluator")})
     return records
 
 
@@ -155,10 +157,14 @@ def merge(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> dic
     cell's phases came from."""
     if not previous or previous.get("schema") != SCHEMA or previous.get("interrupted"):
         return dict(current)
-    latest: dict[tuple[str, str, int, str], dict[str, Any]] = {}
-    for record in [*records_of(previous), *records_of(current)]:
-        latest[(record["task"], record["model"], int(record["sample"]), record["phase"])] = record
-    merged = build(latest.values(), current.get("provenance") or {}, str(current.get("run_id")))
+    def key(record: Mapping[str, Any]) -> tuple[str, str, int, str]:
+        return record["task"], record["model"], int(record["sample"]), record["phase"]
+
+    fresh = records_of(current)
+    replaced = {key(r) for r in fresh}
+    # This run's records last: where a cell's usage is read back, the run that touched it last wins.
+    kept = [r for r in records_of(previous) if key(r) not in replaced]
+    merged = build([*kept, *fresh], current.get("provenance") or {}, str(current.get("run_id")))
     for key in ("tool_runs",):
         if key in current:
             merged[key] = current[key]
