@@ -1,10 +1,11 @@
 """pytest-xdist scheduling: every phase of a cell on one worker.
 
 The phases of a cell share their work (P4 needs P1 and P2, P3 and P4 share the mapping check),
-so a cell split over two workers repeats its tool runs.  xdist's ``loadgroup`` cannot be relied
-on for this (it works by rewriting node ids, which newer pytest versions do not keep), so the
+so a cell split over two workers repeats its tool runs.  xdist's ``loadgroup`` (a group mark
+that xdist appends to node ids) no longer kept a cell's items together with pytest 9.2, so the
 plugin brings its own scheduler: xdist's scope scheduling, with a benchmark item's scope being
-its cell.  Everything else is scheduled one test at a time, as ``--dist load`` would.
+its cell, read from the node id alone.  Everything else is scheduled one test at a time, as
+``--dist load`` would.
 """
 
 from __future__ import annotations
