@@ -373,6 +373,8 @@ class LeaderboardReporter:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.collector = Collector()
+        #: Filled at session finish, printed in the summary (the comparison is made once).
+        self.baseline_lines: list[str] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = getattr(report, REPORT_KEY, None)
@@ -396,7 +398,7 @@ class LeaderboardReporter:
             return
         options = _options(self.config)
         board = self.board()
-        self._baseline_lines(session)
+        self.baseline_lines = self._against_baseline(board, session)
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             # A partial board stays in its run folder, marked; the last complete one is kept.
             board["interrupted"] = True
@@ -417,17 +419,16 @@ class LeaderboardReporter:
                                            f"wrote it to {fallback}")
             self.collector.written += _leaderboard().write(board, fallback)
 
-    def _baseline_lines(self, session: pytest.Session | None = None) -> list[str]:
+    def _against_baseline(self, board: dict[str, Any], session: pytest.Session) -> list[str]:
         """Composite regressions fail the session; every change against the baseline is listed."""
         gate = self.config.stash.get(gate_key, None)
-        if gate is None or not self.collector.records:
+        if gate is None:
             return []
         from .baseline import compare, regressions
 
-        board = self.board()
         changes = [c for c in compare(gate.baseline.board, board, gate.tolerance) if c.kind not in ("gone", "same")]
         worse = [c for c in regressions(changes) if c.phase == "composite"]
-        if worse and session is not None and session.exitstatus == pytest.ExitCode.OK:
+        if worse and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         lines = [f"baseline {gate.baseline.path}: {len(regressions(changes))} regression(s), "
                  f"{sum(c.kind == 'improvement' for c in changes)} improvement(s)"]
@@ -439,11 +440,12 @@ class LeaderboardReporter:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.collector.records:
             return
+        board = self.board()
         terminalreporter.section("SysMoBench leaderboard")
-        terminalreporter.write_line(_leaderboard().table(self.board()))
-        for line in self._baseline_lines():
+        terminalreporter.write_line(_leaderboard().table(board))
+        for line in self.baseline_lines:
             terminalreporter.write_line(line)
-        for model in self.board()["models"]:
+        for model in board["models"]:
             if model.get("failure_classes"):
                 classes = "; ".join(f"{PHASE_MARKERS[p].upper()} " + ", ".join(f"{k} {n}" for k, n in c.items())
                                     for p, c in model["failure_classes"].items())
@@ -453,7 +455,6 @@ class LeaderboardReporter:
             f"tool runs: {tools.get('sany', 0)} SANY, {tools.get('tlc', 0)} TLC; "
             f"{tools.get('cache_hits', 0)} answered from cache"
         )
-        board = self.board()
         if board.get("usage") or tools.get("model_requests"):
             terminalreporter.write_line(_leaderboard().usage_line(board.get("usage") or {}, tools))
         for model in board["models"]:
