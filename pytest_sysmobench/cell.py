@@ -120,9 +120,10 @@ class Cell:
     def _compute(self, phase: str) -> PhaseResult:
         candidate = self.candidate()
         if candidate.absent:
-            return PhaseResult(phase, Status.SKIPPED, 0.0, f"skipped: {candidate.absent}")
+            return PhaseResult(phase, Status.SKIPPED, None, f"skipped: {candidate.absent}")
         if candidate.generation_error:
-            return PhaseResult(phase, Status.BLOCKED, 0.0, f"blocked: generation failed: {candidate.generation_error}")
+            # A request that failed after its retries says nothing of the model's spec: no score.
+            return PhaseResult(phase, Status.BLOCKED, None, f"blocked: generation failed: {candidate.generation_error}")
         earlier = [self.result(p) for p in PHASES[: PHASES.index(phase)] if p in ("syntax", "runtime")]
         budget = self._start_budget()
         if budget.remaining() <= 0:
@@ -151,7 +152,7 @@ class Cell:
         """All four phases, in order."""
         return {phase: self.result(phase) for phase in PHASES}
 
-    def composite(self) -> float:
+    def composite(self) -> float | None:
         return composite(self.results)
 
     def _record_results(self) -> None:

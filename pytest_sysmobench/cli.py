@@ -154,14 +154,17 @@ def prompt(args: argparse.Namespace) -> int:
     return 0
 
 
+def _board_path(raw: str) -> Path:
+    path = Path(raw)
+    return path / "leaderboard.json" if path.is_dir() else path
+
+
 def _board_at(raw: str) -> dict:
     """A leaderboard given as its JSON file, a run folder or an output folder."""
     from .baseline import BaselineError
     from .report import read
 
-    path = Path(raw)
-    if path.is_dir():
-        path = path / "leaderboard.json"
+    path = _board_path(raw)
     board = read(path)
     if board is None or not isinstance(board.get("cells"), list):
         raise BaselineError(f"{path}: not a leaderboard")
@@ -228,6 +231,24 @@ def leaderboard_merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def leaderboard_html(args: argparse.Namespace) -> int:
+    """The page a run writes beside its board, for any board (a merged one, or one from CI)."""
+    from .baseline import BaselineError
+    from .cache import atomic_write_text
+    from .html_report import render
+
+    try:
+        board = _board_at(args.source)
+    except BaselineError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else _board_path(args.source).with_suffix(".html")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out, render(board))
+    print(f"wrote {out} ({len(board['cells'])} cells)")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sysmobench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -254,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sub.add_argument("--runs", type=int, default=1, help="how many seeds from --seed (default 1)")
             sub.add_argument("--ops", type=int, default=None, help="operations per thread (default: the task's)")
         sub.set_defaults(run=run)
-    boards = commands.add_parser("leaderboard", help="bless, compare or merge leaderboards")
+    boards = commands.add_parser("leaderboard", help="bless, compare, merge or render leaderboards")
     board_commands = boards.add_subparsers(dest="leaderboard_command", required=True)
     blessing = board_commands.add_parser("bless", help="make a run's leaderboard the baseline CI gates on")
     blessing.add_argument("source", nargs="?", default=".sysmobench", help="leaderboard.json, a run folder or an output folder")
@@ -271,6 +292,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     merging.add_argument("boards", nargs="+", help="leaderboards, oldest first")
     merging.add_argument("--out", required=True)
     merging.set_defaults(run=leaderboard_merge)
+    page = board_commands.add_parser("html", help="the HTML page of a leaderboard (self-contained, no script)")
+    page.add_argument("source", nargs="?", default=".sysmobench", help="leaderboard.json, a run folder or an output folder")
+    page.add_argument("--out", default=None, help="where the page goes (default: beside the board)")
+    page.set_defaults(run=leaderboard_html)
     args = parser.parse_args(argv)
     return int(args.run(args))
 

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import failures
+from . import failures, html_report
 from .cache import atomic_write_text
 from .scoring import WEIGHTS, PhaseResult, Status, composite, pass_at_k
 from .tasks import PHASES
@@ -53,7 +53,7 @@ def _cells(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         }
         cell["phases"] = {p: cell["phases"][p] for p in PHASES if p in cell["phases"]}
         # A phase that was not selected (-m p4, -k runtime) is unknown, not 0: no composite then.
-        cell["composite"] = composite(results) if len(cell["phases"]) == len(PHASES) else None
+        cell["composite"] = composite(results)
         cells.append(cell)
     return cells
 
@@ -113,6 +113,9 @@ def _models(cells: list[dict[str, Any]], groups: list[dict[str, Any]]) -> list[d
         mine = [c for c in cells if c["model"] == model]
         row: dict[str, Any] = {"model": model, "cells": len(mine)}
         row["composite"] = _mean([c["composite"] for c in mine])
+        # Cells with a phase that has no score (not run, inconclusive, not evaluable, a harness
+        # error): out of the composite mean, and counted so that nobody mistakes the mean for all.
+        row["unscored"] = sum(1 for c in mine if c["composite"] is None)
         for phase in PHASES:
             # A phase without a score (inconclusive, a mapping error, a harness error) says
             # nothing about the spec: the mean is over the cells that were scored.
@@ -242,9 +245,11 @@ def write(board: Mapping[str, Any], directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     json_path = directory / "leaderboard.json"
     csv_path = directory / "leaderboard.csv"
+    html_path = directory / "leaderboard.html"
     atomic_write_text(json_path, json.dumps(board, indent=2, sort_keys=False) + "\n")
     atomic_write_text(csv_path, cells_csv(board))
-    return [json_path, csv_path]
+    atomic_write_text(html_path, html_report.render(board))
+    return [json_path, csv_path, html_path]
 
 
 def _fmt(score: Any, status: str | None) -> str:

@@ -3,8 +3,10 @@
 A phase that could not run is never silently dropped: it is *blocked* (an earlier phase
 stopped it), *skipped* (nothing to check, e.g. no traces), *not evaluable* (no mapping onto
 the canonical vocabulary), *inconclusive* (a budget cut the check short) or an *error*
-(the harness failed, not the spec).  Each of these scores 0 in the composite, like the
-original benchmark's "missing phase = 0", but keeps its reason.
+(the harness failed, not the spec).  Only *blocked* is the spec's doing and scores 0, like the
+original benchmark's "missing phase = 0".  The others have no score: they say nothing about
+the spec, so they keep their reason and stay out of every mean, and a cell with such a phase
+has no composite (it is counted apart as unscored).
 """
 
 from __future__ import annotations
@@ -77,7 +79,9 @@ class PhaseResult:
 
 
 def blocked(phase: str, by: PhaseResult) -> PhaseResult:
-    return PhaseResult(phase, Status.BLOCKED, 0.0, f"blocked by {by.phase}: {by.reason or by.status.value}")
+    """Blocked by the spec's own failure scores 0; blocked by a phase with no score has none either."""
+    score = 0.0 if by.score is not None else None
+    return PhaseResult(phase, Status.BLOCKED, score, f"blocked by {by.phase}: {by.reason or by.status.value}")
 
 
 def gate(phase: str, earlier: Iterable[PhaseResult]) -> PhaseResult | None:
@@ -89,13 +93,15 @@ def gate(phase: str, earlier: Iterable[PhaseResult]) -> PhaseResult | None:
     return None
 
 
-def composite(results: Mapping[str, PhaseResult | None]) -> float:
-    """0.15 P1 + 0.15 P2 + 0.35 P3 + 0.35 P4, a missing or unscored phase counting 0."""
+def composite(results: Mapping[str, PhaseResult | None]) -> float | None:
+    """0.15 P1 + 0.15 P2 + 0.35 P3 + 0.35 P4; unknown (None) when a phase did not run or has no
+    score, since counting it as 0 would charge the spec for what the harness could not decide."""
     total = 0.0
     for phase, weight in WEIGHTS.items():
         result = results.get(phase)
-        if result is not None and result.score is not None:
-            total += weight * result.score
+        if result is None or result.score is None:
+            return None
+        total += weight * result.score
     return round(total, 6)
 
 

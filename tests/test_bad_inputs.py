@@ -15,7 +15,7 @@ beside it, and ``expect.yaml`` says what a demanding user would call the right o
         status: failed                             # passed|failed|blocked|skipped|not_evaluable|inconclusive
         reason: substring, or a list of them (a nested list = any one of its items)
         reason_excludes: [substring, ...]          # optional
-        score: 0.5 or [low, high]                  # optional
+        score: 0.5 or [low, high] or null          # optional (null: the phase has no score)
         details: [substring, ...]                  # optional: in the JSON of the phase's details
 
 A case may also bring its own task files or traces:
@@ -282,6 +282,8 @@ def _check_reason(phase: str, reason: str, expected: Any, excluded: list[str]) -
 
 
 def _check_score(phase: str, score: float | None, expected: Any) -> list[str]:
+    if expected is None:  # `score: null`: the phase has no score (it says nothing about the spec)
+        return [] if score is None else [f"{phase}: score {score}, expected none"]
     if isinstance(expected, list):
         low, high = expected
         if score is None or not low <= score <= high:

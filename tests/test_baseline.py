@@ -90,6 +90,8 @@ def test_the_committed_baseline_is_the_reference_at_full_score() -> None:
 @pytest.fixture
 def bench(pytester: pytest.Pytester) -> pytest.Pytester:
     shutil.copytree(ROOT / "tasks" / "spin", pytester.path / "tasks" / "spin")
+    (pytester.path / "data" / "traces" / "spin").mkdir(parents=True)
+    shutil.copy(ROOT / "data" / "traces" / "spin" / "seed-1.ndjson", pytester.path / "data" / "traces" / "spin")
     (pytester.path / "benchmarks").mkdir()
     shutil.copy(ROOT / "benchmarks" / "test_sysmobench.py", pytester.path / "benchmarks")
     broken = (ROOT / "tasks" / "spin" / "reference" / "Spin.tla").read_text().replace(
@@ -103,10 +105,10 @@ def bench(pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 def _baseline_for(bench: pytest.Pytester, model: str, scores: dict[str, float], provenance: dict[str, str]) -> Path:
-    """A blessed board for the spin cell of ``model``; P3 is skipped in it, as in these projects (no traces)."""
+    """A blessed board for the spin cell of ``model``."""
     records = [{"task": "spin", "model": model, "sample": 0, "phase": p, "score": s,
-                "status": "skipped" if p == "conformance" else "passed" if s == 1.0 else "failed", "reason": ""}
-               for p, s in {**scores, "conformance": 0.0}.items()]
+                "status": "passed" if s == 1.0 else "failed", "reason": ""}
+               for p, s in {**scores, "conformance": 1.0}.items()]
     path = bench.path / "baseline.json"
     path.write_text(json.dumps(bless(report.build(records, provenance, "blessed-run"))))
     return path
@@ -120,7 +122,7 @@ def test_a_score_below_the_baseline_fails_its_item_and_the_composite_fails_the_s
     result.stdout.fnmatch_lines([
         f"*invariants regressed against the baseline {baseline}: was 1.00, now 0.*(tolerance 0)*MutualExclusion*",
         "*baseline*: 2 regression(s), 0 improvement(s)*",
-        "*spin/replay:specs composite: regressed: baseline 0.65, now 0.57*",
+        "*spin/replay:specs composite: regressed: baseline 1.00, now 0.92*",
         "*warning: scored with another toolchain than the baseline (java_version: baseline 1.0-other*",
     ])
 
@@ -129,13 +131,13 @@ def test_a_failure_the_baseline_already_had_is_expected_and_a_tolerance_absorbs_
     known = _baseline_for(bench, "replay:specs", {"syntax": 1.0, "runtime": 1.0, "invariants": 0.7777777}, {})
     result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "replay:specs",
                                         "--sysmobench-baseline", str(known), "-rx")
-    result.assert_outcomes(passed=2, skipped=1, xfailed=1)
+    result.assert_outcomes(passed=3, xfailed=1)
     result.stdout.fnmatch_lines(["*invariants score 0.* (failed), as in the baseline (0.78)*"])
     assert result.ret == pytest.ExitCode.OK
     strict = _baseline_for(bench, "replay:specs", {p: 1.0 for p in PHASES}, {})
     tolerant = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "replay:specs",
                                           "--sysmobench-baseline", str(strict), "--sysmobench-tolerance", "p4=0.5,composite=0.5")
-    tolerant.assert_outcomes(passed=2, skipped=1, xfailed=1)
+    tolerant.assert_outcomes(passed=3, xfailed=1)
     assert tolerant.ret == pytest.ExitCode.OK
 
 

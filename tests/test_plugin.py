@@ -38,14 +38,16 @@ def _comparable(board: dict[str, Any]) -> dict[str, Any]:
 def test_reference_run_writes_the_leaderboard_and_caches(bench: pytest.Pytester) -> None:
     result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3, skipped=1)
-    result.stdout.fnmatch_lines(["*SysMoBench leaderboard*", "spin*reference*1.00*1.00*skipped*1.00*0.650*"])
+    # No traces here: P3 is skipped, has no score, and the cell no composite (nothing stands in as 0).
+    result.stdout.fnmatch_lines(["*SysMoBench leaderboard*", "spin*reference*1.00*1.00*skipped*1.00*-*"])
     board = _board(bench.path)
     assert board["schema"] == 2
     assert set(board["provenance"]) >= {"package_version", "jar_sha256", "java_version"}
     (cell,) = board["cells"]
-    assert (cell["task"], cell["model"], cell["sample"], cell["composite"]) == ("spin", "reference", 0, 0.65)
-    assert cell["phases"]["conformance"] == {"score": 0.0, "status": "skipped", "reason": "skipped: no traces for task spin"}
-    assert board["models"][0]["invariants"] == 1.0
+    assert (cell["task"], cell["model"], cell["sample"], cell["composite"]) == ("spin", "reference", 0, None)
+    assert cell["phases"]["conformance"] == {"score": None, "status": "skipped", "reason": "skipped: no traces for task spin"}
+    assert board["models"][0]["invariants"] == 1.0 and board["models"][0]["conformance"] is None
+    assert board["models"][0]["unscored"] == 1
     assert (bench.path / ".sysmobench" / "leaderboard.csv").read_text().startswith("task,model,sample,")
     run_dir = bench.path / ".sysmobench" / "runs" / board["run_id"]
     cell_dir = run_dir / "spin" / "reference" / "s0"
@@ -212,7 +214,10 @@ def test_an_unwritable_output_folder_records_errors_and_still_writes_the_leaderb
 def test_a_partial_run_updates_only_its_rows_of_the_leaderboard(bench: pytest.Pytester) -> None:
     """-k/-m runs keep their own board in their run folder; the top-level board merges the latest
     result of every cell phase, and a phase that did not run is null, never 0."""
-    bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider").assert_outcomes(passed=3, skipped=1)
+    traces = bench.path / "data" / "traces" / "spin"
+    traces.mkdir(parents=True)
+    shutil.copy(ROOT / "data" / "traces" / "spin" / "seed-1.ndjson", traces)
+    bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider").assert_outcomes(passed=4)
     full = _board(bench.path)
     partial = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "-m", "p4")
     partial.assert_outcomes(passed=1)
@@ -220,7 +225,7 @@ def test_a_partial_run_updates_only_its_rows_of_the_leaderboard(bench: pytest.Py
     merged = _board(bench.path)
     (cell,) = merged["cells"]
     assert set(cell["phases"]) == {"syntax", "runtime", "conformance", "invariants"}
-    assert cell["composite"] == full["cells"][0]["composite"] == 0.65
+    assert cell["composite"] == full["cells"][0]["composite"] == 1.0
     assert merged["run_id"] != full["run_id"]
     assert cell["runs"] == merged["runs"] == sorted([full["run_id"], merged["run_id"]])
     own = json.loads((bench.path / ".sysmobench" / "runs" / merged["run_id"] / "leaderboard.json").read_text())

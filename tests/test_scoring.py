@@ -10,12 +10,22 @@ from pytest_sysmobench.scoring import WEIGHTS, PhaseResult, Status, composite, g
 SCORES = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 
 
-@given(st.dictionaries(st.sampled_from(list(WEIGHTS)), SCORES))
-def test_composite_is_the_weighted_sum_with_missing_as_zero(scores: dict[str, float]) -> None:
-    results = {p: PhaseResult(p, Status.FAILED, s) for p, s in scores.items()}
+@given(st.dictionaries(st.sampled_from(list(WEIGHTS)), SCORES | st.none()))
+def test_composite_is_the_weighted_sum_and_unknown_when_a_phase_has_no_score(
+        scores: dict[str, float | None]) -> None:
+    results = {p: PhaseResult(p, Status.FAILED if s is not None else Status.INCONCLUSIVE, s) for p, s in scores.items()}
+    if len(scores) < len(WEIGHTS) or None in scores.values():
+        assert composite(results) is None  # never a 0 standing in for what was not decided
+        return
     expected = sum(WEIGHTS[p] * s for p, s in scores.items())
     assert math.isclose(composite(results), expected, abs_tol=1e-6)
     assert 0.0 <= composite(results) <= 1.0
+
+
+def test_blocked_by_an_unscored_phase_has_no_score() -> None:
+    unfinished = PhaseResult("syntax", Status.INCONCLUSIVE, None, "inconclusive: SANY did not finish")
+    assert gate("runtime", [unfinished]).score is None
+    assert gate("runtime", [PhaseResult("syntax", Status.FAILED, 0.5, "parse error")]).score == 0.0
 
 
 def test_weights_are_the_canonical_ones() -> None:

@@ -454,7 +454,7 @@ def prepare_codec(ctx: CellContext, mapping: Mapping, corpus: Corpus,
 def _prepare(ctx: CellContext) -> tuple[Corpus | None, _Codec | None, Config | None, PhaseResult | None]:
     corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
     if not corpus.traces and not corpus.errors:
-        return None, None, None, PhaseResult("conformance", Status.SKIPPED, 0.0, f"skipped: no traces for task {ctx.task.name}")
+        return None, None, None, PhaseResult("conformance", Status.SKIPPED, None, f"skipped: no traces for task {ctx.task.name}")
     if corpus.errors:
         return None, None, None, PhaseResult("conformance", Status.ERROR, None, f"corrupt trace: {corpus.errors[0]}",
                                              {"trace_errors": list(corpus.errors)})
@@ -471,7 +471,7 @@ def _prepare(ctx: CellContext) -> tuple[Corpus | None, _Codec | None, Config | N
         provenance = {"evaluator": ctx.evaluator.name, "evaluator_use": use.as_dict()}
     if mapping is None:
         reason = ctx.candidate.mapping_problem or "not evaluable: no mapping to the canonical vocabulary"
-        return None, None, None, PhaseResult("conformance", Status.NOT_EVALUABLE, 0.0,
+        return None, None, None, PhaseResult("conformance", Status.NOT_EVALUABLE, None,
                                              f"{reason}; no evaluator model (--sysmobench-evaluator) to propose one")
     try:
         codec, config = prepare_codec(ctx, mapping, corpus, provenance)
@@ -519,7 +519,7 @@ def _verdict(outcomes: list[_ActionOutcome], whole: list[dict[str, Any]], corpus
         **codec.provenance,
     }
     if not outcomes:
-        return PhaseResult("conformance", Status.SKIPPED, 0.0, "skipped: the traces have no windows of target actions", details)
+        return PhaseResult("conformance", Status.SKIPPED, None, "skipped: the traces have no windows of target actions", details)
     failing = [o for o in outcomes if o.score < 1.0]
     if not failing:
         return PhaseResult("conformance", Status.PASSED, 1.0, f"all {total} windows of {len(outcomes)} actions conform", details)

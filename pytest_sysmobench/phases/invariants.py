@@ -313,7 +313,7 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
         templates = [t for t in templates if t.name not in done]
     else:
         reason = candidate.mapping_problem or "not evaluable: no mapping to the canonical vocabulary"
-        return PhaseResult("invariants", Status.NOT_EVALUABLE, 0.0,
+        return PhaseResult("invariants", Status.NOT_EVALUABLE, None,
                            f"{reason}; no evaluator model (--sysmobench-evaluator) to translate the templates")
     try:
         outcomes += _safety(checker, [t for t in templates if t.kind == "safety"])

@@ -175,8 +175,9 @@ def check_syntax(ctx: CellContext) -> PhaseResult:
     run = ctx.toolchain.sany(ctx.job_dir("syntax"), ctx.spec_files(), ctx.module, timeout_s=60)
     details: dict[str, object] = {"notes": list(candidate.notes), "cached": run.cached}
     if run.raw.timed_out:
-        return PhaseResult("syntax", Status.FAILED, 0.0, "SANY did not finish within its time limit",
-                           {**details, "failure_class": "timeout"})
+        # An unfinished parse decides nothing about the spec: its own status, outside the means.
+        return PhaseResult("syntax", Status.INCONCLUSIVE, None, "inconclusive: SANY did not finish within its time limit",
+                           details)
     if run.result.ok:
         return PhaseResult("syntax", Status.PASSED, 1.0, "SANY accepts the module", details)
     score, units = partial_credit(ctx, candidate.tla)
