@@ -157,11 +157,17 @@ class Harness:
 
 @dataclass(frozen=True)
 class RuntimeSettings:
+    """P2's work, the same on every machine: a BFS to ``bfs_depth`` levels and at most
+    ``bfs_states`` distinct states, and ``simulations`` seeded runs of ``traces`` traces of
+    ``depth`` steps.  ``budget_s`` is only a safety net: a run it stops is inconclusive."""
+
     check_deadlock: bool = True
     simulations: int = 2
     traces: int = 50
     depth: int = 40
-    budget_s: float = 20.0
+    bfs_depth: int = 30
+    bfs_states: int = 100_000
+    budget_s: float = 120.0
 
 
 @dataclass(frozen=True)
@@ -458,7 +464,9 @@ def load_task(directory: Path) -> Task:
             simulations=int(runtime.number("simulations", 2)),
             traces=int(runtime.number("traces", 50)),
             depth=int(runtime.number("depth", 40)),
-            budget_s=runtime.number("budget_s", 20.0),
+            bfs_depth=int(runtime.number("bfs_depth", 30, limit=10_000_000)),
+            bfs_states=int(runtime.number("bfs_states", 100_000, limit=10_000_000)),
+            budget_s=runtime.number("budget_s", 120.0),
         ),
         invariants=InvariantSettings(budget_s=invariants.number("budget_s", 60.0),
                                      constraint=invariants.str("constraint", "").strip()),

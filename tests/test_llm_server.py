@@ -258,7 +258,9 @@ def test_requests_are_served_concurrently(model_server: LocalModelServer) -> Non
 
 
 def test_a_delayed_request_does_not_hold_up_others(model_server: LocalModelServer) -> None:
-    model_server.enqueue("slow", Reply.delay(1, Reply.text("slow answer")))
+    # Long enough that the other request is answered first even on a loaded machine (at 1 s it
+    # was not, once, with the whole suite running on 2 cores).
+    model_server.enqueue("slow", Reply.delay(6, Reply.text("slow answer")))
     slow: list[str] = []
     thread = threading.Thread(target=lambda: slow.append(ask(model_server, model="slow").choices[0].message.content))
     thread.start()

@@ -18,6 +18,7 @@ import math
 import os
 import secrets
 import selectors
+import shlex
 import shutil
 import signal
 import subprocess
@@ -33,18 +34,25 @@ from urllib.parse import quote
 
 JAVA_SOURCES_DIR = Path(__file__).parent / "java"
 DRIVER_CLASS = "SysmoDriver"
-#: Flags measured in the toolchain reference: SerialGC + C1 start fastest; the soft-ref policy
-#: lets per-job class loaders be collected; VM chatter goes to stderr, never to the control stream;
-#: java.util is opened so the driver can cancel the stop-after timers TLC leaves behind.
+#: Every JVM: the soft-ref policy lets per-job class loaders be collected; VM chatter goes to
+#: stderr, never to the control stream; java.util is opened so the driver can cancel the
+#: stop-after timers TLC leaves behind.
 JVM_FLAGS: tuple[str, ...] = (
     "--add-opens=java.base/java.util=ALL-UNNAMED",
-    "-XX:+UseSerialGC",
-    "-XX:TieredStopAtLevel=1",
     "-XX:SoftRefLRUPolicyMSPerMB=0",
     "-XX:-UsePerfData",
     "-XX:+DisplayVMOutputToStderr",
     "-Dfile.encoding=UTF-8",
 )
+#: The driver lives for the whole session, but it loads TLC's classes afresh for every job, so
+#: code compiled by C2 does not outlive a job: C1 only, with the throughput collector TLC asks
+#: for (README, "Speed", has the figures that chose them).
+DRIVER_TUNING: tuple[str, ...] = ("-XX:+UseParallelGC", "-XX:TieredStopAtLevel=1")
+#: A java per check (cli mode) lives for one job: C1 only and SerialGC start fastest.
+CLI_TUNING: tuple[str, ...] = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
+#: Extra JVM flags, last on the command line (so they win): a user's tuning, or a test that
+#: slows the JVM down (-Xint) to show that no verdict depends on the machine's speed.
+JVM_FLAGS_ENV = "SYSMOBENCH_JVM_FLAGS"
 STARTUP_TIMEOUT_S = 60.0
 QUIT_GRACE_S = 2.0
 CLI_NETWORK_NOTE = "cli mode: each java runs in a network namespace of its own (unshare), unreachable from outside"
@@ -340,7 +348,7 @@ class ToolRunner:
         java: str = "java",
         javac: str | None = "javac",
         work_dir: Path,
-        heap_mb: int = 1024,
+        heap_mb: int | None = None,
         prefer_driver: bool = True,
         output_limit: int = OUTPUT_LIMIT_BYTES,
     ) -> None:
@@ -353,7 +361,7 @@ class ToolRunner:
         self._work_dir = Path(work_dir).resolve()
         self._tmp_dir = self._work_dir / "tmp"
         self._tmp_dir.mkdir(parents=True, exist_ok=True)
-        self._heap_mb = heap_mb
+        self._heap_mb = heap_mb or default_heap_mb()
         self._output_limit = output_limit
         self._mode = "driver" if prefer_driver and self._javac else "cli"
         self._isolation, self._isolation_problem = _network_isolation() if self._mode == "cli" else ((), "")
@@ -432,6 +440,7 @@ class ToolRunner:
             "jar": str(self._jar),
             "work_dir": str(self._work_dir),
             "heap_mb": str(self._heap_mb),
+            "jvm_flags": " ".join(self._jvm_base(self._tmp_dir)[1:]),
             "network": self._network_note(),
         }
 
@@ -471,7 +480,9 @@ class ToolRunner:
         return [spec_dir, *(Path(d).resolve() for d in library_dirs)]
 
     def _jvm_base(self, tmp_dir: Path) -> list[str]:
-        return [self._java, *JVM_FLAGS, f"-Xmx{self._heap_mb}m", f"-Djava.io.tmpdir={tmp_dir}"]
+        tuning = DRIVER_TUNING if self._mode == "driver" else CLI_TUNING
+        extra = shlex.split(os.environ.get(JVM_FLAGS_ENV, ""))
+        return [self._java, *JVM_FLAGS, *tuning, f"-Xmx{self._heap_mb}m", f"-Djava.io.tmpdir={tmp_dir}", *extra]
 
     # ----------------------------------------------------------------- driver mode
 
@@ -621,6 +632,17 @@ def _run_killable(cmd: Sequence[str], cwd: Path, out_path: Path, timeout_s: floa
                 if overflow or time.monotonic() >= deadline:
                     _kill_group(proc)
                     return _Ended(None, not overflow, overflow, time.monotonic() - start)
+
+
+def default_heap_mb() -> int:
+    """Half the machine's memory, shared by the driver JVMs of the session's xdist workers, kept
+    within 512 MB..8 GB (a heap, not a bound on any verdict: the work bounds are the task's)."""
+    try:
+        total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1 << 20)
+        workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1))
+    except (OSError, ValueError):
+        return 1024
+    return max(512, min(8192, total_mb // 2 // workers))
 
 
 def _stop_after_seconds(stop_after_s: float | None) -> int:

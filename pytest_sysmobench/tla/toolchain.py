@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -19,7 +20,7 @@ from typing import Callable, Mapping, Sequence
 from ..cache import Cache, atomic_write_text, digest
 from .driver import DriverError, RawRun, ToolRunner
 from .jar import Jar, Java
-from .messages import TlcResult, classify_tlc
+from .messages import TlcResult, Verdict, classify_tlc
 from .sany import SanyResult, classify_sany
 
 LIBRARY_DIR = Path(__file__).parent / "library"
@@ -130,7 +131,8 @@ class Toolchain:
             atomic_write_text(workdir / name, text)
 
     def _run(
-        self, tool: str, key: str, compute: Callable[[], RawRun], workdir: Path, log_name: str
+        self, tool: str, key: str, compute: Callable[[], RawRun], workdir: Path, log_name: str,
+        command: Mapping[str, object],
     ) -> tuple[RawRun, bool]:
         hits_before = self.cache.stats.hits
 
@@ -139,14 +141,17 @@ class Toolchain:
                 self.runs[tool] += 1
             return compute()
 
-        # Only a finished run is a fact about the spec.  A run that hit the hard time limit says
-        # as much about the machine's load as about the spec, and a JVM that died says nothing
-        # about it: neither is cached, so the next run on an idle machine tries again.
+        # Only a finished run is a fact about the spec.  A run that a time limit or TLC's own
+        # stop-after ended says as much about the machine's load as about the spec, and a JVM that
+        # died says nothing about it: none is cached, so the next run on an idle machine tries again.
         # A run stopped at the output limit is bounded by bytes, not seconds: a fact, kept.
-        raw = self.cache.get_or_compute(tool, key, counted, _encode, _decode,
-                                        keep=lambda r: r.exit_code is not None or r.output_limited)
+        raw = self.cache.get_or_compute(tool, key, counted, _encode, _decode, keep=_finished)
         cached = self.cache.stats.hits > hits_before
         atomic_write_text(workdir / log_name, raw.output)
+        # How to run this check again by hand, the way one JVM per check would (perf/bench.py does).
+        record = {**command, "tool": tool, "log": log_name, "cached": cached, "elapsed_s": round(raw.elapsed_s, 3),
+                  "exit_code": raw.exit_code, "timed_out": raw.timed_out}
+        atomic_write_text(workdir / f"{log_name}.run.json", json.dumps(record, indent=1) + "\n")
         if raw.exit_code is None and not raw.timed_out and not raw.output_limited:
             raise DriverError(f"{tool} did not finish: {raw.detail or 'the JVM stopped without an exit status'} "
                               "(a harness fault, not the spec's)")
@@ -162,6 +167,7 @@ class Toolchain:
             lambda: self.runner.sany(workdir, module, library_dirs=[LIBRARY_DIR], timeout_s=limit),
             workdir,
             f"{module}.sany.log",
+            {"module": module, "args": [], "timeout_s": limit},
         )
         return SanyRun(raw, classify_sany(raw.output), cached)
 
@@ -187,5 +193,15 @@ class Toolchain:
             ),
             workdir,
             log_name or f"{module}.tlc.log",
+            {"module": module, "args": list(args), "stop_after_s": stop_after_s, "timeout_s": limit},
         )
         return TlcRun(raw, classify_tlc(raw.output, raw.exit_code, raw.timed_out, raw.output_limited), cached)
+
+
+def _finished(raw: RawRun) -> bool:
+    """A run whose outcome does not depend on the machine's speed (what the cache may keep)."""
+    if raw.output_limited:
+        return True
+    if raw.exit_code is None:
+        return False
+    return raw.tool != "tlc" or classify_tlc(raw.output, raw.exit_code, raw.timed_out, False).verdict is not Verdict.INCOMPLETE

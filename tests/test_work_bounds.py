@@ -1,0 +1,86 @@
+"""Verdicts are bounded by work, not by the machine's speed.
+
+P2's BFS stops at the task's depth and state bounds, its simulations at traces x depth; seconds
+are only a safety net, and a run they stop is inconclusive.  Here the same spec is scored at
+full speed and in a JVM slowed to its interpreter (``-Xint``, several times slower): the
+verdict, its reason and the states explored must be the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_sysmobench import load_task
+from pytest_sysmobench.models import ReplaySource
+from pytest_sysmobench.scoring import PhaseResult, Status
+from pytest_sysmobench.session import Scorer
+from pytest_sysmobench.tla.driver import JVM_FLAGS_ENV
+
+ROOT = Path(__file__).resolve().parents[1]
+SPIN = ROOT / "tasks" / "spin"
+
+
+def _deep_bug(directory: Path, acquisitions: int) -> Path:
+    """Spin's reference with a count of acquisitions; the Unlock after the ``acquisitions``-th
+    one chooses from the empty set (an evaluation error about 2 x ``acquisitions`` steps deep)."""
+    spec = (SPIN / "reference" / "Spin.tla").read_text()
+    spec = spec.replace("VARIABLES\n", "VARIABLES\n    taken,      \\* acquisitions so far\n", 1)
+    spec = spec.replace("vars == <<lock, pc, callType>>", "vars == <<lock, pc, callType, taken>>")
+    spec = spec.replace("Init ==\n", "Init ==\n    /\\ taken = 0\n", 1)
+    spec = spec.replace("    /\\ lock' = TRUE\n", "    /\\ lock' = TRUE\n    /\\ taken' = taken + 1\n")
+    spec = spec.replace("    /\\ lock' = FALSE\n",
+                        f"    /\\ lock' = IF taken = {acquisitions} THEN CHOOSE b \\in {{}} : b ELSE FALSE\n"
+                        "    /\\ UNCHANGED taken\n")
+    spec = spec.replace("    /\\ UNCHANGED lock\n", "    /\\ UNCHANGED <<lock, taken>>\n")
+    folder = directory / "spin"
+    folder.mkdir(parents=True)
+    (folder / "Spin.tla").write_text(spec)
+    shutil.copy(SPIN / "reference" / "Spin.cfg", folder)
+    return directory
+
+
+def _runtime(out: Path, replay: Path, flags: str, monkeypatch: pytest.MonkeyPatch) -> tuple[PhaseResult, str]:
+    task = load_task(SPIN)
+    # A safety net far above what even the interpreter needs: it must never be what decides.
+    task = dataclasses.replace(task, runtime=dataclasses.replace(task.runtime, budget_s=600.0))
+    monkeypatch.setenv(JVM_FLAGS_ENV, flags)
+    with Scorer(out, use_cache=False) as scorer:
+        cell = scorer.cell(task, ReplaySource(replay), traces_dir=out / "no-traces")
+        result = cell.result("runtime")
+        pid = scorer.toolchain().runner.driver_pid
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0") if pid else []
+    return result, " ".join(command)
+
+
+@pytest.mark.parametrize("acquisitions, expected", [(6, Status.FAILED), (40, Status.PASSED)],
+                         ids=["bug-within-the-bounds", "bug-past-the-bounds"])
+def test_a_deep_bug_gets_the_same_verdict_in_a_slowed_jvm(acquisitions: int, expected: Status, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    replay = _deep_bug(tmp_path / "specs", acquisitions)
+    fast, fast_jvm = _runtime(tmp_path / "fast", replay, "", monkeypatch)
+    slow, slow_jvm = _runtime(tmp_path / "slow", replay, "-Xint", monkeypatch)
+    assert "-Xint" in slow_jvm.split() and "-Xint" not in fast_jvm.split()
+    assert fast.status is expected, fast.reason
+    assert (slow.status, slow.score, slow.reason) == (fast.status, fast.score, fast.reason)
+    assert slow.details["distinct_states"] == fast.details["distinct_states"]
+    if expected is Status.FAILED:
+        assert "runtime check failed" in fast.reason and "Unlock" in str(fast.details.get("erroneous"))
+
+
+def test_a_run_the_safety_net_stops_is_inconclusive_not_a_verdict(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the safety net (1 s) below what the interpreter needs, the run is cut short: that is
+    recorded as inconclusive, with no score, never as a pass or a failure."""
+    task = load_task(SPIN)
+    bounded = dataclasses.replace(task.runtime, budget_s=1.0, bfs_depth=200, bfs_states=1_000_000)
+    task = dataclasses.replace(task, runtime=bounded)
+    replay = _deep_bug(tmp_path / "specs", 90)
+    monkeypatch.setenv(JVM_FLAGS_ENV, "-Xint")
+    with Scorer(tmp_path / "out", use_cache=False) as scorer:
+        result = scorer.cell(task, ReplaySource(replay), traces_dir=tmp_path / "none").result("runtime")
+    assert result.status is Status.INCONCLUSIVE and result.score is None, result.reason
+    assert "safety net" in result.reason and "not a verdict on the spec" in result.reason
