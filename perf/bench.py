@@ -10,6 +10,14 @@
 4. P3 through a version-2 mapping (expressions, bags, records, internal steps) against the
    reference's plain mapping, per window, for spin and etcd.
 5. ``pytest benchmarks --sysmobench-models reference``: wall time cold and warm (cached).
+6. The default suite cold, serial against ``-n 2``.
+7. The lead over one JVM per check, per task: the reference cell through the plugin (cold, and
+   re-run with the verdict cache) against every SANY/TLC job of that cell run again the
+   original's way (``java -cp tla2tools.jar tlc2.TLC ...``, one JVM each, serial, same files and
+   flags, from the ``.run.json`` each job leaves), with the jobs' own time in the driver beside
+   it (the floor no harness can go under).
+
+    python perf/bench.py --only 7     # one part
 """
 
 from __future__ import annotations
@@ -172,18 +180,78 @@ def parallel_benchmark(work: Path) -> None:
     print(f"     -n 2 is {figures['serial'][0] / figures['-n 2'][0]:.2f}x the speed of serial")
 
 
+def _plugin_run(task: str, out: Path, cold: bool) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "benchmarks", "-q", "-p", "no:cacheprovider", "-k", task,
+         "--sysmobench-models", "reference", "--sysmobench-output", str(out),
+         *(["--sysmobench-no-cache"] if cold else [])],
+        cwd=ROOT, capture_output=True, text=True,
+    )
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"pytest -k {task} failed:\n{done.stdout[-2000:]}")
+    return elapsed
+
+
+def _one_jvm_per_check(records: list[tuple[Path, dict]], jar: Path, java: str) -> float:
+    """Every job again as its own ``java`` process, the way the original benchmark runs TLC."""
+    library = f"-DTLA-Library={LIBRARY_DIR}"
+    start = time.perf_counter()
+    for folder, record in records:
+        if record["tool"] == "sany":
+            command = [java, library, "-cp", str(jar), "tla2sany.SANY", f"{record['module']}.tla"]
+        else:
+            stop = [f"-Dtlc2.TLC.stopAfter={int(record['stop_after_s'])}"] if record.get("stop_after_s") else []
+            command = [java, library, *stop, "-cp", str(jar), "tlc2.TLC", *record["args"], record["module"]]
+        subprocess.run(command, cwd=folder, capture_output=True, timeout=600)
+    return time.perf_counter() - start
+
+
+def lead(work: Path, tasks: tuple[str, ...]) -> None:
+    jar, java = find_jar(), find_java()
+    print("7.   the lead over one JVM per check (reference cell; seconds; pytest start-up included on our side)")
+    print(f"     {'task':<6} {'jobs':>5} {'jobs in driver':>14} {'ours cold':>10} {'1 JVM/check':>12} {'lead':>6}"
+          f" {'ours re-run':>12} {'lead':>6}")
+    for task in tasks:
+        out = work / f"lead-{task}"
+        cold = _plugin_run(task, out, cold=True)
+        _plugin_run(task, out, cold=False)  # fills the verdict cache (the cold run did not use it)
+        warm = _plugin_run(task, out, cold=False)
+        cell = next((out / "runs").glob(f"*/{task}/reference/s0"))
+        runs = [(path.parent, json.loads(path.read_text())) for path in sorted(cell.rglob("*.run.json"))]
+        runs = [(folder, record) for folder, record in runs if not record.get("cached")]
+        floor = sum(record["elapsed_s"] for _, record in runs)
+        theirs = _one_jvm_per_check(runs, jar.path, java.java)
+        print(f"     {task:<6} {len(runs):>5} {floor:>13.2f}s {cold:>9.2f}s {theirs:>11.2f}s {theirs / cold:>5.1f}x"
+              f" {warm:>11.2f}s {theirs / warm:>5.1f}x")
+
+
+PARTS = {1: "tool runs", 2: "tool runs", 3: "windows", 4: "mapped windows", 5: "whole", 6: "parallel", 7: "lead"}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", type=int, choices=sorted(PARTS), help="run one part")
     args = parser.parse_args()
     repeat = 5 if args.quick else 15
+    wanted = (lambda part: args.only is None or args.only == part)  # noqa: E731
     with tempfile.TemporaryDirectory(prefix="sysmobench-perf-") as tmp:
         work = Path(tmp)
-        tool_runs(work, repeat)
-        windows(work, 1000, 5 if args.quick else 20)
-        mapped_windows(work, ("spin",) if args.quick else ("spin", "etcd"))
-        whole_benchmark(work)
-        parallel_benchmark(work)
+        if wanted(1) or wanted(2):
+            tool_runs(work, repeat)
+        if wanted(3):
+            windows(work, 1000, 5 if args.quick else 20)
+        if wanted(4):
+            mapped_windows(work, ("spin",) if args.quick else ("spin", "etcd"))
+        if wanted(5):
+            whole_benchmark(work)
+        if wanted(6):
+            parallel_benchmark(work)
+        if wanted(7):
+            lead(work, ("spin",) if args.quick else tuple(sorted(p.name for p in (ROOT / "tasks").iterdir()
+                                                                    if (p / "task.yaml").is_file())))
 
 
 if __name__ == "__main__":

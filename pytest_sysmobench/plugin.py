@@ -450,6 +450,10 @@ class LeaderboardReporter:
                 classes = "; ".join(f"{PHASE_MARKERS[p].upper()} " + ", ".join(f"{k} {n}" for k, n in c.items())
                                     for p, c in model["failure_classes"].items())
                 terminalreporter.write_line(f"failure classes of {model['model']}: {classes}")
+        unscored = [f"{m['model']} {m['unscored']} of {m['cells']}" for m in board["models"] if m.get("unscored")]
+        if unscored:
+            terminalreporter.write_line("cells without a composite (a phase that decided nothing about the spec), "
+                                        "outside the composite means: " + ", ".join(unscored))
         tools = self.collector.tools
         terminalreporter.write_line(
             f"tool runs: {tools.get('sany', 0)} SANY, {tools.get('tlc', 0)} TLC; "

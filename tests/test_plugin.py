@@ -48,6 +48,7 @@ def test_reference_run_writes_the_leaderboard_and_caches(bench: pytest.Pytester)
     assert cell["phases"]["conformance"] == {"score": None, "status": "skipped", "reason": "skipped: no traces for task spin"}
     assert board["models"][0]["invariants"] == 1.0 and board["models"][0]["conformance"] is None
     assert board["models"][0]["unscored"] == 1
+    result.stdout.fnmatch_lines(["cells without a composite*outside the composite means: reference 1 of 1"])
     assert (bench.path / ".sysmobench" / "leaderboard.csv").read_text().startswith("task,model,sample,")
     run_dir = bench.path / ".sysmobench" / "runs" / board["run_id"]
     cell_dir = run_dir / "spin" / "reference" / "s0"

@@ -5,7 +5,8 @@ of their own, which the spec then INSTANCEs with the mapping as substitutions: a
 refinement mapping, so the templates' names can never collide with the spec's.  The
 model's own INVARIANT/PROPERTY/CONSTRAINT lines are removed first.  Safety templates are
 checked together and a violated one is removed and the rest re-checked; liveness templates
-run one by one under the spec's own fairness (TLC 2.15 does not say which property failed).
+are checked together under the spec's own fairness, and one by one when that run does not
+pass (TLC 2.15 does not say which property failed).
 """
 
 from __future__ import annotations
@@ -147,10 +148,12 @@ class _Checker:
             f"{check_module_name(ctx.task)}.tla": check_module(ctx.task, mapping),
         }, config)
 
-    def run(self, job: str, keyword: str, names: list[str]) -> TlcResult:
+    def run(self, job: str, keyword: str, names: list[str], also: Sequence[tuple[str, list[str]]] = ()) -> TlcResult:
         module = check_module_name(self.task)
         cfg_name = f"{module}.cfg"
-        config = self.config.with_section(keyword, [PREFIX + n for n in names])
+        config = self.config
+        for section, listed in ((keyword, names), *also):
+            config = config.with_section(section, [PREFIX + n for n in listed])
         budget = self.task.invariants.budget_s
         run = self.ctx.toolchain.tlc(
             self.ctx.job_dir("invariants", job),
@@ -186,6 +189,20 @@ def _verdict_outcome(template: InvariantTemplate, result: TlcResult, violated: b
                            _trace_preview(result))
 
 
+def _all_at_once(checker: _Checker, templates: list[InvariantTemplate]) -> list[TemplateOutcome]:
+    """Every template in one run, one exploration of the state space: when it ends with no
+    violation all of them hold; otherwise nothing is concluded from it and the templates are
+    settled the long way (safety together, then liveness), which names the culprits."""
+    safety = [t.name for t in templates if t.kind == "safety"]
+    liveness = [t.name for t in templates if t.kind == "liveness"]
+    if not safety or not liveness:
+        return []  # the long way starts with this very run
+    result = checker.run("all", "INVARIANT", safety, also=[("PROPERTY", liveness)])
+    if result.verdict is not Verdict.OK:
+        return []
+    return [_verdict_outcome(t, result, violated=False) for t in templates]
+
+
 def _safety(checker: _Checker, templates: list[InvariantTemplate]) -> list[TemplateOutcome]:
     """All safety templates in one run; a violated one is recorded, removed, and the rest re-run."""
     outcomes: list[TemplateOutcome] = []
@@ -215,6 +232,13 @@ def _safety(checker: _Checker, templates: list[InvariantTemplate]) -> list[Templ
 
 
 def _liveness(checker: _Checker, templates: list[InvariantTemplate]) -> list[TemplateOutcome]:
+    """All liveness templates in one run first (one exploration of the state space instead of
+    one per template); TLC 2.15 does not say which property a counterexample violates, so any
+    other outcome is settled one template at a time."""
+    if len(templates) > 1:
+        together = checker.run("liveness", "PROPERTY", [t.name for t in templates])
+        if together.verdict in (Verdict.OK, Verdict.OUTPUT_LIMIT):
+            return [_verdict_outcome(t, together, violated=False) for t in templates]
     outcomes: list[TemplateOutcome] = []
     for template in templates:
         result = checker.run(f"liveness-{template.name}", "PROPERTY", [template.name])
@@ -316,8 +340,9 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
         return PhaseResult("invariants", Status.NOT_EVALUABLE, None,
                            f"{reason}; no evaluator model (--sysmobench-evaluator) to translate the templates")
     try:
-        outcomes += _safety(checker, [t for t in templates if t.kind == "safety"])
-        outcomes += _liveness(checker, [t for t in templates if t.kind == "liveness"])
+        outcomes += _all_at_once(checker, templates) or (
+            _safety(checker, [t for t in templates if t.kind == "safety"])
+            + _liveness(checker, [t for t in templates if t.kind == "liveness"]))
     except _Unparsable as exc:
         return PhaseResult("invariants", Status.NOT_EVALUABLE, None, f"mapping error: {exc}", info)
     outcomes = _order(ctx.task, outcomes)
