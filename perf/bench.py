@@ -218,7 +218,7 @@ def lead(work: Path, tasks: tuple[str, ...]) -> None:
         cold = _plugin_run(task, out, cold=True)
         _plugin_run(task, out, cold=False)  # fills the verdict cache (the cold run did not use it)
         warm = _plugin_run(task, out, cold=False)
-        cell = next((out / "runs").glob(f"*/{task}/reference/s0"))
+        cell = sorted((out / "runs").glob(f"*/{task}/reference/s0"))[0]  # run ids sort by time: the cold run
         runs = [(path.parent, json.loads(path.read_text())) for path in sorted(cell.rglob("*.run.json"))]
         runs = [(folder, record) for folder, record in runs if not record.get("cached")]
         floor = sum(record["elapsed_s"] for _, record in runs)
