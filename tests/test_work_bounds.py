@@ -84,3 +84,29 @@ def test_a_run_the_safety_net_stops_is_inconclusive_not_a_verdict(tmp_path: Path
         result = scorer.cell(task, ReplaySource(replay), traces_dir=tmp_path / "none").result("runtime")
     assert result.status is Status.INCONCLUSIVE and result.score is None, result.reason
     assert "safety net" in result.reason and "not a verdict on the spec" in result.reason
+
+
+
+def test_p3_windows_the_safety_net_cuts_off_are_not_charged_as_rejected(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch of windows whose TLC run the safety net stopped before it reported them (here:
+    spin's real runs, each read back as stopped with nothing reported, as a slow machine would
+    leave them): P3 says so, inconclusive and without a score, never "steps rejected"."""
+    from pytest_sysmobench.models import ReferenceSource
+    from pytest_sysmobench.phases import conformance
+    from pytest_sysmobench.tla.messages import Verdict
+
+    real = conformance._run
+
+    def stopped_early(ctx, job, *args, **kwargs):  # noqa: ANN001, ANN202
+        result = real(ctx, job, *args, **kwargs)
+        if job.startswith("windows-"):
+            return dataclasses.replace(result, verdict=Verdict.INCOMPLETE, print_lines=[])
+        return result
+
+    monkeypatch.setattr(conformance, "_run", stopped_early)
+    with Scorer(tmp_path / "out", use_cache=False) as scorer:
+        cell = scorer.cell(load_task(SPIN), ReferenceSource(), traces_dir=ROOT / "data" / "traces")
+        result = cell.result("conformance")
+    assert result.status is Status.INCONCLUSIVE and result.score is None, result.reason
+    assert "safety net" in result.reason and "not yet checked" in result.reason

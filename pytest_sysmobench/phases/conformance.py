@@ -344,6 +344,10 @@ class _ActionOutcome:
         return 1.0 if self.windows and self.passed == self.windows and not self.error else 0.0
 
 
+class _Unfinished(Exception):
+    """A run the safety net stopped: the windows it had not reached were never judged."""
+
+
 def _check_action(ctx: CellContext, codec: _Codec, config: Config, action: str, windows: list[Window]) -> _ActionOutcome:
     unique: dict[str, Window] = {}
     for window in windows:
@@ -357,6 +361,9 @@ def _check_action(ctx: CellContext, codec: _Codec, config: Config, action: str, 
     ok_ids = _marked_ids(result, module.mark)
     ok_keys = {distinct[i - 1].key() for i in ok_ids if 0 < i <= len(distinct)}
     passed = sum(1 for w in windows if w.key() in ok_keys)
+    if result.verdict in (Verdict.INCOMPLETE, Verdict.TIMEOUT) and passed < len(windows):
+        raise _Unfinished(f"{action}: TLC was stopped by the {BUDGET_S:g} s safety net with {len(ok_keys)} of "
+                          f"{len(distinct)} distinct windows accepted and the rest not yet checked")
     outcome = _ActionOutcome(action, len(windows), passed)
     if result.verdict is not Verdict.OK:
         outcome.error = result.summary()
@@ -499,6 +506,9 @@ def check_conformance(ctx: CellContext) -> PhaseResult:
         outcomes = [_check_action(ctx, codec, config, action, windows[action]) for action in targets]
     except MappingProblem as exc:
         return _mapping_error(exc, codec.mapping, codec.provenance)
+    except _Unfinished as exc:
+        return PhaseResult("conformance", Status.INCONCLUSIVE, None, f"inconclusive: {exc}; not a verdict on the spec",
+                           {"mapping": codec.mapping.describe(), "safety_net_s": BUDGET_S})
     whole = [_check_trace(ctx, codec, config, i, trace) for i, trace in enumerate(corpus.traces, start=1)]
     return _verdict(outcomes, whole, corpus, codec)
 
