@@ -373,7 +373,8 @@ class LeaderboardReporter:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.collector = Collector()
-        #: Filled at session finish, printed in the summary (the comparison is made once).
+        #: Filled at session finish, printed in the summary (board and comparison are made once).
+        self.final_board: dict[str, Any] | None = None
         self.baseline_lines: list[str] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -397,7 +398,7 @@ class LeaderboardReporter:
         if not self.collector.records:
             return
         options = _options(self.config)
-        board = self.board()
+        board = self.final_board = self.board()
         self.baseline_lines = self._against_baseline(board, session)
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             # A partial board stays in its run folder, marked; the last complete one is kept.
@@ -440,7 +441,7 @@ class LeaderboardReporter:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.collector.records:
             return
-        board = self.board()
+        board = self.final_board or self.board()
         terminalreporter.section("SysMoBench leaderboard")
         terminalreporter.write_line(_leaderboard().table(board))
         for line in self.baseline_lines:

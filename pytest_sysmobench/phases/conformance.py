@@ -30,7 +30,7 @@ from ..scoring import PhaseResult, Status
 from ..tla import modules
 from ..tla.cfg import Config, Section
 from ..tla.expressions import indented
-from ..tla.messages import TlcResult, Verdict
+from ..tla.messages import UNFINISHED, TlcResult, Verdict
 from ..tla.values import ValueParseError, format_value, parse_value
 from ..traces import Corpus, Trace, Window, load_corpus
 from ._context import CellContext
@@ -361,7 +361,7 @@ def _check_action(ctx: CellContext, codec: _Codec, config: Config, action: str, 
     ok_ids = _marked_ids(result, module.mark)
     ok_keys = {distinct[i - 1].key() for i in ok_ids if 0 < i <= len(distinct)}
     passed = sum(1 for w in windows if w.key() in ok_keys)
-    if result.verdict in (Verdict.INCOMPLETE, Verdict.TIMEOUT) and passed < len(windows):
+    if result.verdict in UNFINISHED and passed < len(windows):
         raise _Unfinished(f"{action}: TLC was stopped by the {BUDGET_S:g} s safety net with {len(ok_keys)} of "
                           f"{len(distinct)} distinct windows accepted and the rest not yet checked")
     outcome = _ActionOutcome(action, len(windows), passed)

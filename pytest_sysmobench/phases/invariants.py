@@ -189,18 +189,20 @@ def _verdict_outcome(template: InvariantTemplate, result: TlcResult, violated: b
                            _trace_preview(result))
 
 
-def _all_at_once(checker: _Checker, templates: list[InvariantTemplate]) -> list[TemplateOutcome]:
-    """Every template in one run, one exploration of the state space: when it ends with no
-    violation all of them hold; otherwise nothing is concluded from it and the templates are
-    settled the long way (safety together, then liveness), which names the culprits."""
-    safety = [t.name for t in templates if t.kind == "safety"]
-    liveness = [t.name for t in templates if t.kind == "liveness"]
-    if not safety or not liveness:
-        return []  # the long way starts with this very run
-    result = checker.run("all", "INVARIANT", safety, also=[("PROPERTY", liveness)])
-    if result.verdict is not Verdict.OK:
-        return []
-    return [_verdict_outcome(t, result, violated=False) for t in templates]
+def _settled(checker: _Checker, templates: list[InvariantTemplate]) -> list[TemplateOutcome]:
+    """Every template in one run first, one exploration of the state space: when it ends with
+    no violation all of them hold.  Otherwise nothing is concluded from it and the templates are
+    settled the long way (safety together, then liveness), which names the culprits; liveness
+    goes straight to one by one when that first run already saw a liveness violation."""
+    safety = [t for t in templates if t.kind == "safety"]
+    liveness = [t for t in templates if t.kind == "liveness"]
+    if not safety or not liveness:  # the long way starts with this very run
+        return _safety(checker, safety) + _liveness(checker, liveness)
+    result = checker.run("all", "INVARIANT", [t.name for t in safety], also=[("PROPERTY", [t.name for t in liveness])])
+    if result.verdict is Verdict.OK:
+        return [_verdict_outcome(t, result, violated=False) for t in templates]
+    together = result.verdict is not Verdict.LIVENESS_VIOLATION
+    return _safety(checker, safety) + _liveness(checker, liveness, together)
 
 
 def _safety(checker: _Checker, templates: list[InvariantTemplate]) -> list[TemplateOutcome]:
@@ -231,11 +233,11 @@ def _safety(checker: _Checker, templates: list[InvariantTemplate]) -> list[Templ
     return outcomes
 
 
-def _liveness(checker: _Checker, templates: list[InvariantTemplate]) -> list[TemplateOutcome]:
+def _liveness(checker: _Checker, templates: list[InvariantTemplate], together: bool = True) -> list[TemplateOutcome]:
     """All liveness templates in one run first (one exploration of the state space instead of
     one per template); TLC 2.15 does not say which property a counterexample violates, so any
     other outcome is settled one template at a time."""
-    if len(templates) > 1:
+    if together and len(templates) > 1:
         together = checker.run("liveness", "PROPERTY", [t.name for t in templates])
         if together.verdict in (Verdict.OK, Verdict.OUTPUT_LIMIT):
             return [_verdict_outcome(t, together, violated=False) for t in templates]
@@ -340,9 +342,7 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
         return PhaseResult("invariants", Status.NOT_EVALUABLE, None,
                            f"{reason}; no evaluator model (--sysmobench-evaluator) to translate the templates")
     try:
-        outcomes += _all_at_once(checker, templates) or (
-            _safety(checker, [t for t in templates if t.kind == "safety"])
-            + _liveness(checker, [t for t in templates if t.kind == "liveness"]))
+        outcomes += _settled(checker, templates)
     except _Unparsable as exc:
         return PhaseResult("invariants", Status.NOT_EVALUABLE, None, f"mapping error: {exc}", info)
     outcomes = _order(ctx.task, outcomes)

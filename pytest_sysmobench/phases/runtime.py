@@ -18,12 +18,10 @@ from ..failures import runtime_class
 from ..scoring import PhaseResult, Status
 from ..tla import modules
 from ..tla.cfg import EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215, Config
-from ..tla.messages import TlcResult, Verdict
+from ..tla.messages import UNFINISHED, TlcResult, Verdict
 from ._context import CellContext
 
 CLEAN = frozenset({Verdict.OK})
-#: Verdicts of a run that the safety net stopped: nothing was decided.
-UNFINISHED = frozenset({Verdict.INCOMPLETE, Verdict.TIMEOUT})
 HARD_LIMIT_MARGIN_S = 30.0
 BOUND = "SysmoBound"
 

@@ -259,6 +259,10 @@ class Verdict(str, Enum):
         return self.value
 
 
+#: A run a time limit stopped (TLC's stop-after, or the hard limit): it decided nothing.
+UNFINISHED = frozenset({Verdict.INCOMPLETE, Verdict.TIMEOUT})
+
+
 @dataclass(frozen=True)
 class Location:
     """A source span as TLC prints it; ``str()`` gives the short human form."""

@@ -20,7 +20,7 @@ from typing import Callable, Mapping, Sequence
 from ..cache import Cache, atomic_write_text, digest
 from .driver import DriverError, RawRun, ToolRunner
 from .jar import Jar, Java
-from .messages import TlcResult, Verdict, classify_tlc
+from .messages import UNFINISHED, TlcResult, classify_tlc
 from .sany import SanyResult, classify_sany
 
 LIBRARY_DIR = Path(__file__).parent / "library"
@@ -132,7 +132,7 @@ class Toolchain:
 
     def _run(
         self, tool: str, key: str, compute: Callable[[], RawRun], workdir: Path, log_name: str,
-        command: Mapping[str, object],
+        command: Mapping[str, object], decided: Callable[[RawRun], bool] = lambda _: True,
     ) -> tuple[RawRun, bool]:
         hits_before = self.cache.stats.hits
 
@@ -141,11 +141,15 @@ class Toolchain:
                 self.runs[tool] += 1
             return compute()
 
-        # Only a finished run is a fact about the spec.  A run that a time limit or TLC's own
-        # stop-after ended says as much about the machine's load as about the spec, and a JVM that
-        # died says nothing about it: none is cached, so the next run on an idle machine tries again.
-        # A run stopped at the output limit is bounded by bytes, not seconds: a fact, kept.
-        raw = self.cache.get_or_compute(tool, key, counted, _encode, _decode, keep=_finished)
+        # Only a finished run is a fact about the spec.  A run that a time limit (or, says the
+        # tool's ``decided``, its own stop-after) ended says as much about the machine's load as
+        # about the spec, and a JVM that died says nothing about it: none is cached, so the next
+        # run on an idle machine tries again.  A run stopped at the output limit is bounded by
+        # bytes, not seconds: a fact, kept.
+        def keep(raw: RawRun) -> bool:
+            return raw.output_limited or (raw.exit_code is not None and decided(raw))
+
+        raw = self.cache.get_or_compute(tool, key, counted, _encode, _decode, keep=keep)
         cached = self.cache.stats.hits > hits_before
         atomic_write_text(workdir / log_name, raw.output)
         # How to run this check again by hand, the way one JVM per check would (perf/bench.py does).
@@ -185,6 +189,13 @@ class Toolchain:
         limit = self._limit(timeout_s)
         self._materialize(workdir, files)
         key = self._key("tlc", files, module, args, (stop_after_s, timeout_s))
+        classified: dict[int, TlcResult] = {}
+
+        def classify(raw: RawRun) -> TlcResult:
+            if id(raw) not in classified:
+                classified[id(raw)] = classify_tlc(raw.output, raw.exit_code, raw.timed_out, raw.output_limited)
+            return classified[id(raw)]
+
         raw, cached = self._run(
             "tlc",
             key,
@@ -194,14 +205,7 @@ class Toolchain:
             workdir,
             log_name or f"{module}.tlc.log",
             {"module": module, "args": list(args), "stop_after_s": stop_after_s, "timeout_s": limit},
+            decided=lambda raw: classify(raw).verdict not in UNFINISHED,
         )
-        return TlcRun(raw, classify_tlc(raw.output, raw.exit_code, raw.timed_out, raw.output_limited), cached)
+        return TlcRun(raw, classify(raw), cached)
 
-
-def _finished(raw: RawRun) -> bool:
-    """A run whose outcome does not depend on the machine's speed (what the cache may keep)."""
-    if raw.output_limited:
-        return True
-    if raw.exit_code is None:
-        return False
-    return raw.tool != "tlc" or classify_tlc(raw.output, raw.exit_code, raw.timed_out, False).verdict is not Verdict.INCOMPLETE
