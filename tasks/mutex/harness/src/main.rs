@@ -14,17 +14,15 @@
 //! by the acquisition of a thread that was already waiting is then written as ONE step, the
 //! hand-off (see README.md for why this is a faithful reading and what is not observable).
 
+use lintrace::{busy, fail, linearize, Clock, Event, Model, SplitMix64};
 use parking_lot::{Mutex, MutexGuard};
-use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::hint::black_box;
-use std::io::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
 const HARNESS: &str = "mutex-trace 1";
 const CRATE: &str = "parking_lot 0.12.1 (lock_api 0.4.9, parking_lot_core 0.9.3)";
+const PROG: &str = "mutex-trace";
 const THREADS: [&str; 3] = ["t1", "t2", "t3"];
 const N: usize = THREADS.len();
 
@@ -52,56 +50,9 @@ interval, keeps each thread's program order and satisfies the canonical sequenti
 every step. An UnlockFair directly followed in that order by the Acquire of a thread that was \
 already waiting is written as one UnlockFair step that hands the lock over (locked stays TRUE).";
 
-// ---------------------------------------------------------------------------------------------
-// Tiny seeded PRNG (splitmix64); no external crates.
-// ---------------------------------------------------------------------------------------------
-
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform-ish in [lo, hi] (modulo bias is irrelevant here).
-    fn range(&mut self, (lo, hi): (u64, u64)) -> u64 {
-        lo + self.next() % (hi - lo + 1)
-    }
-}
-
-/// Busy work that keeps the core (no `pause`: in a VM, pause-loop exiting would hand the vCPU
-/// back to the host). One unit is 16 dependent additions.
-#[inline(never)]
-fn busy(units: u64) {
-    let mut x = 0u64;
-    for i in 0..units * 16 {
-        x = black_box(x.wrapping_add(i));
-    }
-    black_box(x);
-}
-
-/// The critical section's work: read the counter, busy work (maybe sleeping), write it back.
-/// A broken mutual exclusion shows as a lost update.
-#[inline(always)]
-fn critical_section(g: &mut u64, units: u64, sleep_inside: bool) -> u64 {
-    let seen = black_box(*g);
-    busy(units / 2);
-    if sleep_inside {
-        std::thread::sleep(CS_SLEEP);
-    }
-    busy(units - units / 2);
-    *g = seen + 1;
-    seen
-}
 
 // ---------------------------------------------------------------------------------------------
-// Events
+// The canonical vocabulary and its sequential semantics
 // ---------------------------------------------------------------------------------------------
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -114,18 +65,72 @@ enum Action {
     UnlockFair,
 }
 
-const ACTIONS: [Action; 6] = [
-    Action::Lock,
-    Action::Acquire,
-    Action::TryLock,
-    Action::TryLockFail,
-    Action::Unlock,
-    Action::UnlockFair,
-];
+const ACTIONS: [Action; 6] =
+    [Action::Lock, Action::Acquire, Action::TryLock, Action::TryLockFail, Action::Unlock, Action::UnlockFair];
 
-impl Action {
-    fn name(self) -> &'static str {
-        match self {
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Pc {
+    Idle,
+    Waiting,
+    Locked,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Req {
+    None,
+    Lock,
+    Try,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+struct State {
+    locked: bool,
+    pc: [Pc; N],
+    request: [Req; N],
+}
+
+struct MutexModel;
+
+impl Model for MutexModel {
+    type Action = Action;
+    type State = State;
+    const THREADS: &'static [&'static str] = &THREADS;
+
+    fn init() -> State {
+        State { locked: false, pc: [Pc::Idle; N], request: [Req::None; N] }
+    }
+
+    /// UnlockFair here is its releasing branch; its hand-off branch is `State::handoff` (an
+    /// UnlockFair fused with the waiter's Acquire).
+    fn step(s: &State, t: usize, a: Action) -> Option<State> {
+        let mut s = *s;
+        match a {
+            Action::Lock if s.pc[t] == Pc::Idle => {
+                s.pc[t] = Pc::Waiting;
+                s.request[t] = Req::Lock;
+            }
+            Action::Acquire if s.pc[t] == Pc::Waiting && !s.locked => {
+                s.locked = true;
+                s.pc[t] = Pc::Locked;
+            }
+            Action::TryLock if s.pc[t] == Pc::Idle && !s.locked => {
+                s.locked = true;
+                s.pc[t] = Pc::Locked;
+                s.request[t] = Req::Try;
+            }
+            Action::TryLockFail if s.pc[t] == Pc::Idle && s.locked => {}
+            Action::Unlock | Action::UnlockFair if s.pc[t] == Pc::Locked => {
+                s.locked = false;
+                s.pc[t] = Pc::Idle;
+                s.request[t] = Req::None;
+            }
+            _ => return None,
+        }
+        Some(s)
+    }
+
+    fn name(a: Action) -> &'static str {
+        match a {
             Action::Lock => "Lock",
             Action::Acquire => "Acquire",
             Action::TryLock => "TryLock",
@@ -134,102 +139,15 @@ impl Action {
             Action::UnlockFair => "UnlockFair",
         }
     }
-}
 
-#[derive(Clone, Copy, Debug)]
-struct Event {
-    action: Action,
-    /// Stamp taken just before the call (for Lock: the point of the call itself).
-    inv: u64,
-    /// Stamp taken just after the call returned (for Lock equal to `inv`: a point event).
-    resp: u64,
-    /// For Acquire/TryLock: the counter value read inside the critical section.
-    seen: u64,
-    /// For Acquire/TryLock: (first stamp inside the CS, last stamp inside the CS).
-    cs: (u64, u64),
-}
-
-impl Event {
-    fn new(action: Action, inv: u64, resp: u64) -> Self {
-        Event { action, inv, resp, seen: 0, cs: (0, 0) }
+    /// Right after an UnlockFair the acquisition of a waiting thread is tried first, so that a
+    /// hand-off is written as one step whenever the stamps allow it.
+    fn rank(last: Option<Action>, next: Action) -> u8 {
+        u8::from(!(last == Some(Action::UnlockFair) && next == Action::Acquire))
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Canonical state
-// ---------------------------------------------------------------------------------------------
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Pc {
-    Idle,
-    Waiting,
-    Locked,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Req {
-    None,
-    Lock,
-    Try,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-struct State {
-    locked: bool,
-    pc: [Pc; N],
-    request: [Req; N],
 }
 
 impl State {
-    fn init() -> Self {
-        State { locked: false, pc: [Pc::Idle; N], request: [Req::None; N] }
-    }
-
-    /// The canonical sequential semantics of single events, used by the linearizer:
-    /// Some(next state) if `a` by thread `t` is enabled. UnlockFair here is its releasing branch;
-    /// its hand-off branch is `handoff` below (an UnlockFair fused with the waiter's Acquire).
-    fn step(&self, t: usize, a: Action) -> Option<State> {
-        let mut s = *self;
-        match a {
-            Action::Lock => {
-                if s.pc[t] != Pc::Idle {
-                    return None;
-                }
-                s.pc[t] = Pc::Waiting;
-                s.request[t] = Req::Lock;
-            }
-            Action::Acquire => {
-                if s.pc[t] != Pc::Waiting || s.locked {
-                    return None;
-                }
-                s.locked = true;
-                s.pc[t] = Pc::Locked;
-            }
-            Action::TryLock => {
-                if s.pc[t] != Pc::Idle || s.locked {
-                    return None;
-                }
-                s.locked = true;
-                s.pc[t] = Pc::Locked;
-                s.request[t] = Req::Try;
-            }
-            Action::TryLockFail => {
-                if s.pc[t] != Pc::Idle || !s.locked {
-                    return None;
-                }
-            }
-            Action::Unlock | Action::UnlockFair => {
-                if s.pc[t] != Pc::Locked {
-                    return None;
-                }
-                s.locked = false;
-                s.pc[t] = Pc::Idle;
-                s.request[t] = Req::None;
-            }
-        }
-        Some(s)
-    }
-
     /// The hand-off branch of UnlockFair(t): the holder t passes the lock to the waiting
     /// thread w; the flag stays set.
     fn handoff(&self, t: usize, w: usize) -> Option<State> {
@@ -247,28 +165,23 @@ impl State {
         self.pc.iter().filter(|&&p| p == Pc::Waiting).count()
     }
 
-    fn to_json(&self, out: &mut String) {
+    fn to_json(&self) -> String {
         let pc = |p: Pc| match p {
-            Pc::Idle => "idle",
-            Pc::Waiting => "waiting",
-            Pc::Locked => "locked",
+            Pc::Idle => "\"idle\"",
+            Pc::Waiting => "\"waiting\"",
+            Pc::Locked => "\"locked\"",
         };
         let rq = |r: Req| match r {
-            Req::None => "none",
-            Req::Lock => "lock",
-            Req::Try => "try",
+            Req::None => "\"none\"",
+            Req::Lock => "\"lock\"",
+            Req::Try => "\"try\"",
         };
-        let _ = write!(out, "{{\"locked\":{},\"pc\":{{", self.locked);
-        for (i, name) in THREADS.iter().enumerate() {
-            let sep = if i == 0 { "" } else { "," };
-            let _ = write!(out, "{}\"{}\":\"{}\"", sep, name, pc(self.pc[i]));
-        }
-        out.push_str("},\"request\":{");
-        for (i, name) in THREADS.iter().enumerate() {
-            let sep = if i == 0 { "" } else { "," };
-            let _ = write!(out, "{}\"{}\":\"{}\"", sep, name, rq(self.request[i]));
-        }
-        out.push_str("}}");
+        let mut out = format!("{{\"locked\":{},\"pc\":", self.locked);
+        lintrace::thread_map(&mut out, &THREADS, |i| pc(self.pc[i]).to_string());
+        out.push_str(",\"request\":");
+        lintrace::thread_map(&mut out, &THREADS, |i| rq(self.request[i]).to_string());
+        out.push('}');
+        out
     }
 }
 
@@ -287,32 +200,32 @@ struct Op {
 
 /// Release the guard the way the plan says and return the (invocation, response) stamps.
 #[inline(always)]
-fn release(g: MutexGuard<'_, u64>, fair: bool, seq: &AtomicU64) -> (Action, u64, u64) {
-    let c = seq.fetch_add(1, SeqCst); // inside the CS, just before the release
+fn release(g: MutexGuard<'_, u64>, fair: bool, clock: &Clock) -> (Action, u64, u64) {
+    let c = clock.stamp(); // inside the CS, just before the release
     if fair {
         MutexGuard::unlock_fair(g);
     } else {
         drop(g);
     }
-    let d = seq.fetch_add(1, SeqCst); // just after the release returned
+    let d = clock.stamp(); // just after the release returned
     (if fair { Action::UnlockFair } else { Action::Unlock }, c, d)
 }
 
-fn worker(tid: usize, seed: u64, ops: usize, mutex: &Mutex<u64>, seq: &AtomicU64, barrier: &Barrier) -> Vec<Event> {
-    // Per-thread stream derived from the seed and the thread index. The whole workload is drawn
-    // up front so that nothing but busy work, yields and stamps happens between operations.
-    let mut rng = SplitMix64::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ ((tid as u64 + 1) << 56));
+fn worker(tid: usize, seed: u64, ops: usize, mutex: &Mutex<u64>, clock: &Clock, barrier: &Barrier) -> Vec<Event<Action>> {
+    // The whole workload is drawn up front so that nothing but busy work, yields and stamps
+    // happens between operations.
+    let mut rng = SplitMix64::for_thread(seed, tid);
     let plan: Vec<Op> = (0..ops)
         .map(|_| Op {
-            is_lock: rng.next() % 100 < LOCK_PERCENT,
-            fair: rng.next() % 100 < FAIR_PERCENT,
-            gap_yield: rng.next() % 100 < GAP_YIELD_PERCENT,
+            is_lock: rng.percent(LOCK_PERCENT),
+            fair: rng.percent(FAIR_PERCENT),
+            gap_yield: rng.percent(GAP_YIELD_PERCENT),
             gap: rng.range(GAP_UNITS),
-            cs_sleep: rng.next() % 100 < CS_SLEEP_PERCENT,
+            cs_sleep: rng.percent(CS_SLEEP_PERCENT),
             cs: rng.range(CS_UNITS),
         })
         .collect();
-    let mut log: Vec<Event> = Vec::with_capacity(3 * ops);
+    let mut log = Vec::with_capacity(3 * ops);
     barrier.wait();
     for op in &plan {
         if op.gap_yield {
@@ -320,29 +233,23 @@ fn worker(tid: usize, seed: u64, ops: usize, mutex: &Mutex<u64>, seq: &AtomicU64
         }
         busy(op.gap);
         if op.is_lock {
-            let a = seq.fetch_add(1, SeqCst); // invocation of lock(): the point of Lock
+            let a = clock.stamp(); // invocation of lock(): the point of Lock
             let mut g = mutex.lock();
-            let b = seq.fetch_add(1, SeqCst); // lock() returned: we hold the lock
-            let seen = critical_section(&mut g, op.cs, op.cs_sleep);
-            let (rel, c, d) = release(g, op.fair, seq);
-            log.push(Event::new(Action::Lock, a, a));
-            let mut acq = Event::new(Action::Acquire, a, b);
-            acq.seen = seen;
-            acq.cs = (b, c);
-            log.push(acq);
+            let b = clock.stamp(); // lock() returned: we hold the lock
+            let seen = lintrace::counted_section(&mut g, op.cs, op.cs_sleep.then_some(CS_SLEEP));
+            let (rel, c, d) = release(g, op.fair, clock);
+            log.push(Event::point(Action::Lock, a));
+            log.push(Event::section(Action::Acquire, a, b, seen, (b, c)));
             log.push(Event::new(rel, c, d));
         } else {
-            let a = seq.fetch_add(1, SeqCst); // invocation of try_lock()
+            let a = clock.stamp(); // invocation of try_lock()
             let r = mutex.try_lock();
-            let b = seq.fetch_add(1, SeqCst); // response of try_lock()
+            let b = clock.stamp(); // response of try_lock()
             match r {
                 Some(mut g) => {
-                    let seen = critical_section(&mut g, op.cs, op.cs_sleep);
-                    let (rel, c, d) = release(g, op.fair, seq);
-                    let mut tl = Event::new(Action::TryLock, a, b);
-                    tl.seen = seen;
-                    tl.cs = (b, c);
-                    log.push(tl);
+                    let seen = lintrace::counted_section(&mut g, op.cs, op.cs_sleep.then_some(CS_SLEEP));
+                    let (rel, c, d) = release(g, op.fair, clock);
+                    log.push(Event::section(Action::TryLock, a, b, seen, (b, c)));
                     log.push(Event::new(rel, c, d));
                 }
                 None => log.push(Event::new(Action::TryLockFail, a, b)),
@@ -353,135 +260,8 @@ fn worker(tid: usize, seed: u64, ops: usize, mutex: &Mutex<u64>, seq: &AtomicU64
 }
 
 // ---------------------------------------------------------------------------------------------
-// Linearization (Wing & Gong style search with memoised dead ends)
+// Hand-offs
 // ---------------------------------------------------------------------------------------------
-
-/// The canonical state is a function of how far each thread has got: pc/request of t follow
-/// from t's last linearized event, and (in any valid prefix) locked <=> some pc is "locked".
-fn state_of(logs: &[Vec<Event>; N], idx: &[usize; N]) -> State {
-    let mut s = State::init();
-    for t in 0..N {
-        if idx[t] == 0 {
-            continue;
-        }
-        match logs[t][idx[t] - 1].action {
-            Action::Lock => {
-                s.pc[t] = Pc::Waiting;
-                s.request[t] = Req::Lock;
-            }
-            Action::Acquire => {
-                s.pc[t] = Pc::Locked;
-                s.request[t] = Req::Lock;
-            }
-            Action::TryLock => {
-                s.pc[t] = Pc::Locked;
-                s.request[t] = Req::Try;
-            }
-            Action::TryLockFail | Action::Unlock | Action::UnlockFair => {}
-        }
-    }
-    s.locked = s.pc.iter().any(|&p| p == Pc::Locked);
-    s
-}
-
-/// Threads whose next event may be linearized now, best guess first: the earliest response
-/// first, except that right after an UnlockFair the acquisition of a waiting thread comes first
-/// (so that a hand-off is written as one step whenever the stamps allow it).
-/// `worst_first` reverses the preference (tests use it to exercise backtracking).
-fn candidates(logs: &[Vec<Event>; N], idx: &[usize; N], last: Option<Action>, worst_first: bool) -> Vec<usize> {
-    let heads: Vec<(usize, &Event)> =
-        (0..N).filter(|&t| idx[t] < logs[t].len()).map(|t| (t, &logs[t][idx[t]])).collect();
-    let state = state_of(logs, idx);
-    let after_fair = last == Some(Action::UnlockFair);
-    let mut c: Vec<(bool, u64, usize)> = heads
-        .iter()
-        // e may go next iff no other pending event responded before e was invoked ...
-        .filter(|(t, e)| heads.iter().all(|(u, f)| u == t || f.resp >= e.inv))
-        // ... and e is enabled in the current state.
-        .filter(|(t, e)| state.step(*t, e.action).is_some())
-        .map(|(t, e)| (!(after_fair && e.action == Action::Acquire), e.resp, *t))
-        .collect();
-    c.sort();
-    if worst_first {
-        c.reverse();
-    }
-    c.into_iter().map(|(_, _, t)| t).collect()
-}
-
-#[derive(Debug)]
-struct Linearized {
-    order: Vec<usize>, // thread of each step
-    dead_ends: usize,
-}
-
-fn linearize(logs: &[Vec<Event>; N]) -> Result<Linearized, String> {
-    linearize_with(logs, false)
-}
-
-fn linearize_with(logs: &[Vec<Event>; N], worst_first: bool) -> Result<Linearized, String> {
-    let total: usize = logs.iter().map(|l| l.len()).sum();
-    let mut idx = [0usize; N];
-    let mut path: Vec<usize> = Vec::with_capacity(total);
-    let mut frames: Vec<(Vec<usize>, usize)> = vec![(candidates(logs, &idx, None, worst_first), 0)];
-    // The canonical state, and hence whether the rest can be completed, depends only on the
-    // per-thread positions: a position that failed once fails again, whatever the path to it.
-    let mut dead: HashSet<[usize; N]> = HashSet::new();
-    let mut deepest = (0usize, idx);
-    const MAX_DEAD: usize = 5_000_000;
-    while path.len() < total {
-        let frame = match frames.last_mut() {
-            Some(f) => f,
-            None => {
-                return Err(format!(
-                    "no linearization exists: search exhausted; deepest prefix {} of {} events, \
-                     stuck with per-thread positions {:?} (next events: {})",
-                    deepest.0,
-                    total,
-                    deepest.1,
-                    describe_heads(logs, &deepest.1)
-                ))
-            }
-        };
-        if frame.1 < frame.0.len() {
-            let t = frame.0[frame.1];
-            frame.1 += 1;
-            idx[t] += 1;
-            if dead.contains(&idx) {
-                idx[t] -= 1;
-                continue;
-            }
-            path.push(t);
-            if path.len() > deepest.0 {
-                deepest = (path.len(), idx);
-            }
-            let last = Some(logs[t][idx[t] - 1].action);
-            frames.push((candidates(logs, &idx, last, worst_first), 0));
-        } else {
-            frames.pop();
-            dead.insert(idx);
-            if dead.len() > MAX_DEAD {
-                return Err(format!("linearization search gave up after {} dead ends", MAX_DEAD));
-            }
-            if let Some(t) = path.pop() {
-                idx[t] -= 1;
-            }
-        }
-    }
-    Ok(Linearized { order: path, dead_ends: dead.len() })
-}
-
-fn describe_heads(logs: &[Vec<Event>; N], idx: &[usize; N]) -> String {
-    let mut s = String::new();
-    for t in 0..N {
-        if idx[t] < logs[t].len() {
-            let e = &logs[t][idx[t]];
-            let _ = write!(s, "{}:{}({},{}) ", THREADS[t], e.action.name(), e.inv, e.resp);
-        } else {
-            let _ = write!(s, "{}:done ", THREADS[t]);
-        }
-    }
-    s.trim_end().to_string()
-}
 
 /// One step of the written trace: an event, or an UnlockFair fused with the Acquire of the
 /// thread it handed the lock to.
@@ -491,36 +271,31 @@ enum Step {
     Handoff { t: usize, to: usize },
 }
 
+type Events<'a> = Vec<(usize, &'a Event<Action>)>;
+
 /// Turn the linearized order into trace steps: an UnlockFair by t directly followed by the
 /// Acquire of a thread w (which was therefore waiting when t released) becomes one hand-off
 /// step. Both events' intervals contain a common point, so the fused step, too, lies inside
 /// the real calls: the order keeps Acquire(w) after UnlockFair(t), hence b_w > c_t, and it keeps
 /// Lock(w) before UnlockFair(t), hence a_w < d_t.
-fn fuse(logs: &[Vec<Event>; N], order: &[usize]) -> Result<Vec<(Step, Option<(Event, Event)>)>, String> {
-    let mut idx = [0usize; N];
-    let mut steps = Vec::with_capacity(order.len());
+fn fuse(events: &Events<'_>) -> Result<Vec<(Step, Vec<Event<Action>>)>, String> {
+    let mut steps = Vec::with_capacity(events.len());
     let mut i = 0;
-    while i < order.len() {
-        let t = order[i];
-        let e = logs[t][idx[t]];
-        idx[t] += 1;
-        if e.action == Action::UnlockFair && i + 1 < order.len() {
-            let w = order[i + 1];
-            let f = logs[w][idx[w]];
-            if f.action == Action::Acquire {
-                if !(f.resp > e.inv && f.inv < e.resp) {
-                    return Err(format!(
-                        "internal error: hand-off {}->{} without overlapping intervals ({},{}) ({},{})",
-                        THREADS[t], THREADS[w], e.inv, e.resp, f.inv, f.resp
-                    ));
-                }
-                idx[w] += 1;
-                steps.push((Step::Handoff { t, to: w }, Some((e, f))));
-                i += 2;
-                continue;
+    while i < events.len() {
+        let (t, e) = events[i];
+        if e.action == Action::UnlockFair && i + 1 < events.len() && events[i + 1].1.action == Action::Acquire {
+            let (w, f) = events[i + 1];
+            if !(f.resp > e.inv && f.inv < e.resp) {
+                return Err(format!(
+                    "internal error: hand-off {}->{} without overlapping intervals ({},{}) ({},{})",
+                    THREADS[t], THREADS[w], e.inv, e.resp, f.inv, f.resp
+                ));
             }
+            steps.push((Step::Handoff { t, to: w }, vec![*e, *f]));
+            i += 2;
+            continue;
         }
-        steps.push((Step::Single { t, action: e.action }, None));
+        steps.push((Step::Single { t, action: e.action }, vec![*e]));
         i += 1;
     }
     Ok(steps)
@@ -529,52 +304,6 @@ fn fuse(logs: &[Vec<Event>; N], order: &[usize]) -> Result<Vec<(Step, Option<(Ev
 // ---------------------------------------------------------------------------------------------
 // main
 // ---------------------------------------------------------------------------------------------
-
-struct Args {
-    seed: u64,
-    ops: usize,
-    out: Option<String>,
-    min_each: usize,
-}
-
-const USAGE: &str = concat!(
-    "usage: mutex-trace [--seed N] [--ops K] [--out FILE] [--min-each M]\n",
-    "  --seed N      workload seed (default 1)\n",
-    "  --ops K       operations per thread (default 60)\n",
-    "  --out FILE    write the NDJSON trace to FILE instead of stdout\n",
-    "  --min-each M  write nothing and exit 3 unless every action, UnlockFair hand-offs, UnlockFair\n",
-    "                releases while a thread waits, and TryLock wins while a thread waits each occur\n",
-    "                at least M times (default 0)\n",
-    "Statistics go to stderr. Exit status 0 on success, 2 if no linearization exists or a\n",
-    "post-run check fails, 3 if --min-each is not met, 64 on bad arguments."
-);
-
-fn parse_args() -> Result<Args, String> {
-    let mut a = Args { seed: 1, ops: 60, out: None, min_each: 0 };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        let mut val = |name: &str| it.next().ok_or_else(|| format!("{} needs a value", name));
-        match arg.as_str() {
-            "--seed" => a.seed = val("--seed")?.parse().map_err(|e| format!("--seed: {}", e))?,
-            "--ops" => a.ops = val("--ops")?.parse().map_err(|e| format!("--ops: {}", e))?,
-            "--out" => a.out = Some(val("--out")?),
-            "--min-each" => {
-                a.min_each = val("--min-each")?.parse().map_err(|e| format!("--min-each: {}", e))?
-            }
-            "-h" | "--help" => {
-                println!("{}", USAGE);
-                std::process::exit(0);
-            }
-            other => return Err(format!("unknown argument {:?}", other)),
-        }
-    }
-    Ok(a)
-}
-
-fn fail(msg: String) -> ! {
-    eprintln!("mutex-trace: FAILURE: {}", msg);
-    std::process::exit(2);
-}
 
 /// What the written trace shows, for stderr and --min-each.
 #[derive(Default, Debug)]
@@ -586,9 +315,9 @@ struct Stats {
     fair_release_with_waiter: usize,
     /// UnlockFair steps that released the lock with nobody waiting.
     fair_release_alone: usize,
-    /// Plain Unlock steps directly followed by the Acquire of a thread that was waiting.
+    /// Unlock steps directly followed by the Acquire of a waiting thread.
     unlock_then_waiter_acquires: usize,
-    /// TryLock steps that won while some thread was waiting in lock() (barging).
+    /// TryLock steps that won while some thread was waiting in lock().
     trylock_barging: usize,
     /// Steps after which the lock is held and some thread waits.
     steps_with_waiter: usize,
@@ -596,157 +325,69 @@ struct Stats {
 }
 
 fn main() {
-    let args = match parse_args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("mutex-trace: {}\n{}", e, USAGE);
-            std::process::exit(64);
-        }
-    };
+    let usage = lintrace::usage(
+        PROG,
+        "every action, UnlockFair hand-offs, UnlockFair releases while a thread waits, and TryLock wins while a thread waits",
+    );
+    let args = lintrace::parse_args(PROG, &usage);
 
     // ---- capture ------------------------------------------------------------------------
     let mutex = Arc::new(Mutex::<u64>::new(0));
-    let seq = Arc::new(AtomicU64::new(1));
-    let barrier = Arc::new(Barrier::new(N));
+    let clock = Arc::new(Clock::new());
     let t0 = Instant::now();
-    let handles: Vec<_> = (0..N)
-        .map(|tid| {
-            let (m, s, b) = (mutex.clone(), seq.clone(), barrier.clone());
-            let (seed, ops) = (args.seed, args.ops);
-            std::thread::Builder::new()
-                .name(THREADS[tid].to_string())
-                .spawn(move || worker(tid, seed, ops, &m, &s, &b))
-                .expect("spawn thread")
-        })
-        .collect();
-    let mut logs_vec: Vec<Vec<Event>> = Vec::with_capacity(N);
-    for h in handles {
-        logs_vec.push(h.join().expect("worker thread panicked"));
-    }
+    let (m, c, seed, ops) = (mutex.clone(), clock.clone(), args.seed, args.ops);
+    let logs = lintrace::run_threads(&THREADS, move |tid, barrier| worker(tid, seed, ops, &m, &c, barrier));
     let capture_time = t0.elapsed();
-    let logs: [Vec<Event>; N] = logs_vec.try_into().expect("three logs");
 
     // ---- post-run checks on the real data -----------------------------------------------
     if mutex.is_locked() {
-        fail("the mutex is still locked after every guard was released".to_string());
+        fail(PROG, "the mutex is still locked after every guard was released".to_string());
     }
     let final_counter = *mutex.lock();
-    let mut acqs: Vec<(u64, u64, u64)> = logs
+    let sections: Vec<(u64, u64, u64)> = logs
         .iter()
         .flatten()
         .filter(|e| matches!(e.action, Action::Acquire | Action::TryLock))
         .map(|e| (e.cs.0, e.cs.1, e.seen))
         .collect();
-    if final_counter != acqs.len() as u64 {
-        fail(format!(
-            "counter is {} after join but {} acquisitions succeeded (lost update: mutual exclusion broken)",
-            final_counter,
-            acqs.len()
-        ));
-    }
-    acqs.sort();
-    for w in acqs.windows(2) {
-        if w[0].1 >= w[1].0 {
-            fail(format!("critical sections overlap: stamps [{},{}] and [{},{}]", w[0].0, w[0].1, w[1].0, w[1].1));
-        }
-    }
-    for (k, a) in acqs.iter().enumerate() {
-        if a.2 != k as u64 {
-            fail(format!("the critical section #{} (by stamp order) read counter {} (expected {})", k, a.2, k));
-        }
+    if let Err(e) = lintrace::check_exclusive_sections(sections, final_counter) {
+        fail(PROG, e);
     }
 
     // ---- linearize ------------------------------------------------------------------------
     let t1 = Instant::now();
-    let lin = match linearize(&logs) {
-        Ok(l) => l,
-        Err(e) => fail(e),
-    };
-    let steps = match fuse(&logs, &lin.order) {
-        Ok(s) => s,
-        Err(e) => fail(e),
-    };
+    let lin = linearize::<MutexModel>(&logs).unwrap_or_else(|e| fail(PROG, e));
+    let steps = fuse(&lintrace::in_order(&logs, &lin.order)).unwrap_or_else(|e| fail(PROG, e));
     let lin_time = t1.elapsed();
 
     // Replay the steps through the canonical semantics, collect the trace and statistics.
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "{{\"meta\":{{\"task\":\"mutex\",\"seed\":{},\"ops\":{},\"threads\":[\"t1\",\"t2\",\"t3\"],\
-         \"constants\":{{\"Threads\":[\"t1\",\"t2\",\"t3\"]}},\"harness\":\"{}\",\"crate\":\"{}\",\
-         \"ordering\":\"{}\"}}}}\n",
-        args.seed, args.ops, HARNESS, CRATE, ORDERING
-    );
-    let mut state = State::init();
-    out.push_str("{\"step\":0,\"action\":\"Init\",\"state\":");
-    state.to_json(&mut out);
-    out.push_str("}\n");
+    let mut out = lintrace::meta_line("mutex", args.seed, args.ops, &THREADS, HARNESS, CRATE, ORDERING);
+    let mut state = MutexModel::init();
+    lintrace::step_line(&mut out, 0, "Init", None, &state.to_json());
     let mut st = Stats::default();
     let mut lin_seen = 0u64;
     let mut prev_plain_unlock = false;
-    let mut idx = [0usize; N];
-    let mut check_seen = |e: &Event| {
-        if e.seen != lin_seen {
-            fail(format!("linearized acquisition #{} read counter {}", lin_seen, e.seen));
-        }
-        lin_seen += 1;
-    };
-    for (i, &(step, pair)) in steps.iter().enumerate() {
+    for (i, (step, events)) in steps.iter().enumerate() {
         let before = state;
-        // The events behind this step (one, or two for a hand-off), in the threads' order.
-        let current = match step {
-            Step::Single { t, .. } => {
-                idx[t] += 1;
-                logs[t][idx[t] - 1]
-            }
-            Step::Handoff { t, to } => {
-                idx[t] += 1;
-                idx[to] += 1;
-                logs[t][idx[t] - 1]
-            }
+        let (actor, action, next) = match *step {
+            Step::Single { t, action } => (t, action, MutexModel::step(&state, t, action)),
+            Step::Handoff { t, to } => (t, Action::UnlockFair, state.handoff(t, to)),
         };
-        let (actor, action) = match step {
-            Step::Single { t, action } => {
-                state = match state.step(t, action) {
-                    Some(s) => s,
-                    None => fail(format!("internal error: step {} ({} by {}) not enabled", i + 1, action.name(), THREADS[t])),
-                };
-                (t, action)
+        state = next.unwrap_or_else(|| fail(PROG, format!("internal error: step {} ({:?}) not enabled", i + 1, step)));
+        st.counts[ACTIONS.iter().position(|&a| a == action).expect("a known action")] += 1;
+        let acquisition = events.iter().find(|e| matches!(e.action, Action::Acquire | Action::TryLock));
+        if let Some(e) = acquisition {
+            if e.seen != lin_seen {
+                fail(PROG, format!("linearized acquisition #{} read counter {}", lin_seen, e.seen));
             }
-            Step::Handoff { t, to } => {
-                state = match state.handoff(t, to) {
-                    Some(s) => s,
-                    None => fail(format!("internal error: step {} (hand-off {}->{}) not enabled", i + 1, THREADS[t], THREADS[to])),
-                };
-                (t, Action::UnlockFair)
-            }
-        };
-        st.counts[ACTIONS.iter().position(|&a| a == action).unwrap()] += 1;
-        match step {
-            Step::Handoff { .. } => {
-                let (_, acq) = pair.expect("hand-off carries its events");
-                check_seen(&acq);
-                st.handoffs += 1;
-            }
-            Step::Single { action: Action::Acquire, .. } => {
-                check_seen(&current);
-                if prev_plain_unlock {
-                    st.unlock_then_waiter_acquires += 1;
-                }
-            }
-            Step::Single { action: Action::TryLock, .. } => {
-                check_seen(&current);
-                if before.waiters() > 0 {
-                    st.trylock_barging += 1;
-                }
-            }
-            Step::Single { action: Action::UnlockFair, .. } => {
-                if before.waiters() > 0 {
-                    st.fair_release_with_waiter += 1;
-                } else {
-                    st.fair_release_alone += 1;
-                }
-            }
+            lin_seen += 1;
+        }
+        match *step {
+            Step::Handoff { .. } => st.handoffs += 1,
+            Step::Single { action: Action::Acquire, .. } if prev_plain_unlock => st.unlock_then_waiter_acquires += 1,
+            Step::Single { action: Action::TryLock, .. } if before.waiters() > 0 => st.trylock_barging += 1,
+            Step::Single { action: Action::UnlockFair, .. } if before.waiters() > 0 => st.fair_release_with_waiter += 1,
+            Step::Single { action: Action::UnlockFair, .. } => st.fair_release_alone += 1,
             _ => {}
         }
         prev_plain_unlock = matches!(step, Step::Single { action: Action::Unlock, .. });
@@ -755,23 +396,22 @@ fn main() {
         if state.locked && waiters > 0 {
             st.steps_with_waiter += 1;
         }
-        let _ = write!(out, "{{\"step\":{},\"action\":\"{}\",\"actor\":\"{}\",\"state\":", i + 1, action.name(), THREADS[actor]);
-        state.to_json(&mut out);
-        out.push_str("}\n");
+        lintrace::step_line(&mut out, i + 1, MutexModel::name(action), Some(THREADS[actor]), &state.to_json());
     }
-    if state != State::init() {
-        fail("internal error: the trace does not end in the initial state".to_string());
+    if state != MutexModel::init() {
+        fail(PROG, "internal error: the trace does not end in the initial state".to_string());
     }
 
     let mut summary = String::new();
     for (a, c) in ACTIONS.iter().zip(st.counts.iter()) {
-        let _ = write!(summary, "{}={} ", a.name(), c);
+        let _ = write!(summary, "{}={} ", MutexModel::name(*a), c);
     }
     eprintln!(
-        "mutex-trace: seed={} ops={} events={} steps={} | {}| counter={} | UnlockFair: hand-offs={} \
+        "{}: seed={} ops={} events={} steps={} | {}| counter={} | UnlockFair: hand-offs={} \
          releases with a waiter={} releases alone={} | Unlock directly followed by a waiter's Acquire={} \
          | TryLock while a thread waits={} | steps with a waiter on a held lock={} max waiters={} \
          | capture {:.3} ms, linearize {:.3} ms ({} dead ends)",
+        PROG,
         args.seed,
         args.ops,
         lin.order.len(),
@@ -789,78 +429,58 @@ fn main() {
         lin_time.as_secs_f64() * 1e3,
         lin.dead_ends
     );
-    let mut short: Vec<(String, usize)> = ACTIONS
-        .iter()
-        .zip(st.counts.iter())
-        .map(|(a, &c)| (a.name().to_string(), c))
-        .collect();
-    short.push(("UnlockFair hand-offs".to_string(), st.handoffs));
-    short.push(("UnlockFair releases while a thread waits".to_string(), st.fair_release_with_waiter));
-    short.push(("TryLock wins while a thread waits".to_string(), st.trylock_barging));
-    if let Some((what, c)) = short.iter().find(|(_, c)| *c < args.min_each) {
-        eprintln!(
-            "mutex-trace: too little contention: {} occur {} times (< --min-each {}); nothing written",
-            what, c, args.min_each
-        );
-        std::process::exit(3);
-    }
-    match &args.out {
-        Some(path) => {
-            if let Err(e) = std::fs::write(path, &out) {
-                eprintln!("mutex-trace: cannot write {}: {}", path, e);
-                std::process::exit(1);
-            }
-        }
-        None => {
-            let stdout = std::io::stdout();
-            let mut lock = stdout.lock();
-            if lock.write_all(out.as_bytes()).and_then(|_| lock.flush()).is_err() {
-                std::process::exit(1);
-            }
-        }
-    }
+    let mut counts: Vec<(String, usize)> =
+        ACTIONS.iter().zip(st.counts.iter()).map(|(a, &c)| (MutexModel::name(*a).to_string(), c)).collect();
+    counts.push(("UnlockFair hand-offs".to_string(), st.handoffs));
+    counts.push(("UnlockFair releases while a thread waits".to_string(), st.fair_release_with_waiter));
+    counts.push(("TryLock wins while a thread waits".to_string(), st.trylock_barging));
+    lintrace::require_each(PROG, &counts, args.min_each);
+    lintrace::write_trace(PROG, &args.out, &out);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lintrace::linearize_with;
 
-    fn ev(action: Action, inv: u64, resp: u64) -> Event {
+    fn ev(action: Action, inv: u64, resp: u64) -> Event<Action> {
         Event::new(action, inv, resp)
     }
 
-    fn replay(logs: &[Vec<Event>; N], order: &[usize]) -> bool {
-        let mut idx = [0usize; N];
-        let mut s = State::init();
-        for &t in order {
-            match s.step(t, logs[t][idx[t]].action) {
+    fn replay(logs: &[Vec<Event<Action>>], order: &[usize]) -> bool {
+        let mut s = MutexModel::init();
+        for (t, e) in lintrace::in_order(logs, order) {
+            match MutexModel::step(&s, t, e.action) {
                 Some(n) => s = n,
                 None => return false,
             }
-            idx[t] += 1;
         }
-        idx.iter().zip(logs.iter()).all(|(i, l)| *i == l.len())
+        order.len() == logs.iter().map(|l| l.len()).sum::<usize>()
+    }
+
+    fn steps(logs: &[Vec<Event<Action>>]) -> Vec<Step> {
+        let l = linearize::<MutexModel>(logs).unwrap();
+        assert!(replay(logs, &l.order));
+        fuse(&lintrace::in_order(logs, &l.order)).unwrap().into_iter().map(|(s, _)| s).collect()
     }
 
     #[test]
     fn sequential_history_linearizes() {
-        let logs = [
+        let logs = vec![
             vec![ev(Action::Lock, 1, 1), ev(Action::Acquire, 1, 2), ev(Action::Unlock, 3, 4)],
             vec![ev(Action::TryLock, 5, 6), ev(Action::UnlockFair, 7, 8)],
             vec![ev(Action::TryLockFail, 9, 10)],
         ];
         // t3's TryLockFail needs a held lock but runs after everything was released.
-        assert!(linearize(&logs).is_err());
-        let logs = [
+        assert!(linearize::<MutexModel>(&logs).is_err());
+        let logs = vec![
             vec![ev(Action::Lock, 1, 1), ev(Action::Acquire, 1, 2), ev(Action::Unlock, 3, 4)],
             vec![ev(Action::TryLock, 5, 6), ev(Action::UnlockFair, 9, 10)],
             vec![ev(Action::TryLockFail, 7, 8)],
         ];
-        let l = linearize(&logs).unwrap();
+        let l = linearize::<MutexModel>(&logs).unwrap();
         assert_eq!(l.order, vec![0, 0, 0, 1, 2, 1]);
-        assert!(replay(&logs, &l.order));
-        let steps = fuse(&logs, &l.order).unwrap();
-        assert!(steps.iter().all(|(s, _)| matches!(s, Step::Single { .. })));
+        assert!(steps(&logs).iter().all(|s| matches!(s, Step::Single { .. })));
     }
 
     #[test]
@@ -868,39 +488,35 @@ mod tests {
         // t1 holds the lock (TryLock), t2 calls lock() and waits; t1's unlock_fair (20, 23)
         // overlaps t2's lock() which returns at 24. A Lock by t3 at 21 could be placed between
         // the release and t2's acquisition; the preference puts the acquisition first.
-        let logs = [
+        let logs = vec![
             vec![ev(Action::TryLock, 1, 2), ev(Action::UnlockFair, 20, 23)],
             vec![ev(Action::Lock, 5, 5), ev(Action::Acquire, 5, 24), ev(Action::Unlock, 30, 31)],
             vec![ev(Action::Lock, 21, 21), ev(Action::Acquire, 21, 40), ev(Action::UnlockFair, 41, 42)],
         ];
-        let l = linearize(&logs).unwrap();
-        assert!(replay(&logs, &l.order));
-        let steps = fuse(&logs, &l.order).unwrap();
-        assert!(steps.iter().any(|(s, _)| *s == Step::Handoff { t: 0, to: 1 }), "{:?}", steps);
+        let steps = steps(&logs);
+        assert!(steps.contains(&Step::Handoff { t: 0, to: 1 }), "{:?}", steps);
         // t3's final UnlockFair has nobody waiting: a plain release step.
-        assert!(matches!(steps.last().unwrap().0, Step::Single { t: 2, action: Action::UnlockFair }));
-        let mut s = State::init();
-        for (step, _) in &steps {
+        assert!(matches!(steps.last().unwrap(), Step::Single { t: 2, action: Action::UnlockFair }));
+        let mut s = MutexModel::init();
+        for step in &steps {
             s = match *step {
-                Step::Single { t, action } => s.step(t, action).unwrap(),
+                Step::Single { t, action } => MutexModel::step(&s, t, action).unwrap(),
                 Step::Handoff { t, to } => s.handoff(t, to).unwrap(),
             };
         }
-        assert_eq!(s, State::init());
+        assert_eq!(s, MutexModel::init());
     }
 
     #[test]
     fn barging_try_lock_leaves_a_fair_release() {
         // t2 waits in lock(); t1's unlock_fair releases and t3's try_lock (which responded before
         // t2's lock() returned) takes the lock first: no hand-off, a release with a waiter.
-        let logs = [
+        let logs = vec![
             vec![ev(Action::TryLock, 1, 2), ev(Action::UnlockFair, 10, 11)],
             vec![ev(Action::Lock, 3, 3), ev(Action::Acquire, 3, 30), ev(Action::Unlock, 31, 32)],
             vec![ev(Action::TryLock, 12, 13), ev(Action::Unlock, 14, 15)],
         ];
-        let l = linearize(&logs).unwrap();
-        let steps = fuse(&logs, &l.order).unwrap();
-        assert!(steps.iter().all(|(s, _)| matches!(s, Step::Single { .. })), "{:?}", steps);
+        assert!(steps(&logs).iter().all(|s| matches!(s, Step::Single { .. })));
     }
 
     #[test]
@@ -908,16 +524,16 @@ mod tests {
         // t1 and t2 wait; t3 holds the lock and unlocks within (20, 21). t2 really wins
         // (response 25), t1 acquires later (response 40): t1's Acquire must not be placed at the
         // hand-off although its interval allows it there in isolation.
-        let logs = [
+        let logs = vec![
             vec![ev(Action::Lock, 10, 10), ev(Action::Acquire, 10, 40), ev(Action::Unlock, 41, 42)],
             vec![ev(Action::Lock, 12, 12), ev(Action::Acquire, 12, 25), ev(Action::Unlock, 30, 31)],
             vec![ev(Action::TryLock, 1, 2), ev(Action::Unlock, 20, 21)],
         ];
-        let l = linearize(&logs).unwrap();
+        let l = linearize::<MutexModel>(&logs).unwrap();
         assert!(replay(&logs, &l.order));
         assert_eq!(l.order, vec![2, 0, 1, 2, 1, 1, 0, 0]);
         assert_eq!(l.dead_ends, 0);
-        let l = linearize_with(&logs, true).unwrap();
+        let l = linearize_with::<MutexModel>(&logs, true).unwrap();
         assert!(replay(&logs, &l.order));
         assert_eq!(l.order, vec![2, 0, 1, 2, 1, 1, 0, 0]);
         assert!(l.dead_ends > 0);
@@ -925,30 +541,26 @@ mod tests {
 
     #[test]
     fn two_holders_at_once_is_rejected() {
-        let logs = [
+        let logs = vec![
             vec![ev(Action::Lock, 1, 1), ev(Action::Acquire, 1, 3), ev(Action::Unlock, 5, 6)],
             vec![ev(Action::TryLock, 2, 4), ev(Action::UnlockFair, 7, 8)],
             vec![],
         ];
-        let e = linearize(&logs).unwrap_err();
+        let e = linearize::<MutexModel>(&logs).unwrap_err();
         assert!(e.contains("no linearization exists"), "{}", e);
     }
 
     #[test]
     fn spurious_failure_is_rejected() {
-        let logs = [
-            vec![ev(Action::TryLock, 1, 2), ev(Action::Unlock, 3, 4)],
-            vec![ev(Action::TryLockFail, 5, 6)],
-            vec![],
-        ];
-        assert!(linearize(&logs).is_err());
+        let logs = vec![vec![ev(Action::TryLock, 1, 2), ev(Action::Unlock, 3, 4)], vec![ev(Action::TryLockFail, 5, 6)], vec![]];
+        assert!(linearize::<MutexModel>(&logs).is_err());
     }
 
     #[test]
     fn handoff_needs_a_waiter() {
-        let s = State::init().step(0, Action::TryLock).unwrap();
+        let s = MutexModel::step(&MutexModel::init(), 0, Action::TryLock).unwrap();
         assert!(s.handoff(0, 1).is_none());
-        let s = s.step(1, Action::Lock).unwrap();
+        let s = MutexModel::step(&s, 1, Action::Lock).unwrap();
         let h = s.handoff(0, 1).unwrap();
         assert!(h.locked && h.pc[1] == Pc::Locked && h.pc[0] == Pc::Idle && h.request[0] == Req::None);
         assert_eq!(h.request[1], Req::Lock);
@@ -956,21 +568,11 @@ mod tests {
 
     #[test]
     fn json_shape() {
-        let mut s = String::new();
-        State::init().step(1, Action::Lock).unwrap().to_json(&mut s);
+        let s = MutexModel::step(&MutexModel::init(), 1, Action::Lock).unwrap().to_json();
         assert_eq!(
             s,
             "{\"locked\":false,\"pc\":{\"t1\":\"idle\",\"t2\":\"waiting\",\"t3\":\"idle\"},\
              \"request\":{\"t1\":\"none\",\"t2\":\"lock\",\"t3\":\"none\"}}"
         );
-    }
-
-    #[test]
-    fn splitmix_is_deterministic() {
-        let mut a = SplitMix64::new(7);
-        let mut b = SplitMix64::new(7);
-        for _ in 0..100 {
-            assert_eq!(a.next(), b.next());
-        }
     }
 }

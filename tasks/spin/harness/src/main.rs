@@ -9,17 +9,15 @@
 //! program order per thread is kept, and every step satisfies the canonical sequential semantics.
 //! See README.md for the argument why such an order must exist and what it guarantees.
 
+use lintrace::{busy, fail, linearize, Clock, Event, Model, SplitMix64};
 use spin::mutex::SpinMutex;
-use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::hint::black_box;
-use std::io::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
 const HARNESS: &str = "spin-trace 1";
 const CRATE: &str = "spin 0.9.5";
+const PROG: &str = "spin-trace";
 const THREADS: [&str; 3] = ["t1", "t2", "t3"];
 const N: usize = THREADS.len();
 
@@ -48,55 +46,7 @@ event inside its (invocation, response) interval, keeps each thread's program or
 the canonical sequential semantics at every step.";
 
 // ---------------------------------------------------------------------------------------------
-// Tiny seeded PRNG (splitmix64); no external crates.
-// ---------------------------------------------------------------------------------------------
-
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform-ish in [lo, hi] (modulo bias is irrelevant here).
-    fn range(&mut self, (lo, hi): (u64, u64)) -> u64 {
-        lo + self.next() % (hi - lo + 1)
-    }
-}
-
-/// Busy work that keeps the core (no `pause`: in a VM, pause-loop exiting would hand the vCPU
-/// back to the host). One unit is 16 dependent additions.
-#[inline(never)]
-fn busy(units: u64) {
-    let mut x = 0u64;
-    for i in 0..units * 16 {
-        x = black_box(x.wrapping_add(i));
-    }
-    black_box(x);
-}
-
-/// The critical section's work: read the counter, busy work (maybe sleeping), write it back.
-/// A broken mutual exclusion shows as a lost update.
-#[inline(always)]
-fn critical_section(g: &mut u64, units: u64, sleep_inside: bool) -> u64 {
-    let seen = black_box(*g);
-    busy(units / 2);
-    if sleep_inside {
-        std::thread::sleep(CS_SLEEP);
-    }
-    busy(units - units / 2);
-    *g = seen + 1;
-    seen
-}
-
-// ---------------------------------------------------------------------------------------------
-// Events
+// The canonical vocabulary and its sequential semantics
 // ---------------------------------------------------------------------------------------------
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -108,17 +58,69 @@ enum Action {
     Unlock,
 }
 
-const ACTIONS: [Action; 5] = [
-    Action::Lock,
-    Action::Acquire,
-    Action::TryLock,
-    Action::TryLockFail,
-    Action::Unlock,
-];
+const ACTIONS: [Action; 5] = [Action::Lock, Action::Acquire, Action::TryLock, Action::TryLockFail, Action::Unlock];
 
-impl Action {
-    fn name(self) -> &'static str {
-        match self {
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Pc {
+    Idle,
+    Spinning,
+    Locked,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Req {
+    None,
+    Lock,
+    Try,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+struct State {
+    locked: bool,
+    pc: [Pc; N],
+    request: [Req; N],
+}
+
+struct SpinModel;
+
+impl Model for SpinModel {
+    type Action = Action;
+    type State = State;
+    const THREADS: &'static [&'static str] = &THREADS;
+
+    fn init() -> State {
+        State { locked: false, pc: [Pc::Idle; N], request: [Req::None; N] }
+    }
+
+    fn step(s: &State, t: usize, a: Action) -> Option<State> {
+        let mut s = *s;
+        match a {
+            Action::Lock if s.pc[t] == Pc::Idle => {
+                s.pc[t] = Pc::Spinning;
+                s.request[t] = Req::Lock;
+            }
+            Action::Acquire if s.pc[t] == Pc::Spinning && !s.locked => {
+                s.locked = true;
+                s.pc[t] = Pc::Locked;
+            }
+            Action::TryLock if s.pc[t] == Pc::Idle && !s.locked => {
+                s.locked = true;
+                s.pc[t] = Pc::Locked;
+                s.request[t] = Req::Try;
+            }
+            Action::TryLockFail if s.pc[t] == Pc::Idle && s.locked => {}
+            Action::Unlock if s.pc[t] == Pc::Locked => {
+                s.locked = false;
+                s.pc[t] = Pc::Idle;
+                s.request[t] = Req::None;
+            }
+            _ => return None,
+        }
+        Some(s)
+    }
+
+    fn name(a: Action) -> &'static str {
+        match a {
             Action::Lock => "Lock",
             Action::Acquire => "Acquire",
             Action::TryLock => "TryLock",
@@ -128,190 +130,30 @@ impl Action {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Event {
-    action: Action,
-    /// Stamp taken just before the atomic step (for Lock: the point of the call itself).
-    inv: u64,
-    /// Stamp taken just after the atomic step (for Lock equal to `inv`: a point event).
-    resp: u64,
-    /// For Acquire/TryLock: the counter value read inside the critical section.
-    seen: u64,
-    /// For Acquire/TryLock: (first stamp inside the CS, last stamp inside the CS).
-    cs: (u64, u64),
-}
-
-impl Event {
-    fn new(action: Action, inv: u64, resp: u64) -> Self {
-        Event { action, inv, resp, seen: 0, cs: (0, 0) }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Canonical state
-// ---------------------------------------------------------------------------------------------
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Pc {
-    Idle,
-    Spinning,
-    Locked,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Req {
-    None,
-    Lock,
-    Try,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-struct State {
-    locked: bool,
-    pc: [Pc; N],
-    request: [Req; N],
-}
-
 impl State {
-    fn init() -> Self {
-        State { locked: false, pc: [Pc::Idle; N], request: [Req::None; N] }
-    }
-
-    /// The canonical sequential semantics: Some(next state) if `a` by thread `t` is enabled.
-    fn step(&self, t: usize, a: Action) -> Option<State> {
-        let mut s = *self;
-        match a {
-            Action::Lock => {
-                if s.pc[t] != Pc::Idle {
-                    return None;
-                }
-                s.pc[t] = Pc::Spinning;
-                s.request[t] = Req::Lock;
-            }
-            Action::Acquire => {
-                if s.pc[t] != Pc::Spinning || s.locked {
-                    return None;
-                }
-                s.locked = true;
-                s.pc[t] = Pc::Locked;
-            }
-            Action::TryLock => {
-                if s.pc[t] != Pc::Idle || s.locked {
-                    return None;
-                }
-                s.locked = true;
-                s.pc[t] = Pc::Locked;
-                s.request[t] = Req::Try;
-            }
-            Action::TryLockFail => {
-                if s.pc[t] != Pc::Idle || !s.locked {
-                    return None;
-                }
-            }
-            Action::Unlock => {
-                if s.pc[t] != Pc::Locked {
-                    return None;
-                }
-                s.locked = false;
-                s.pc[t] = Pc::Idle;
-                s.request[t] = Req::None;
-            }
-        }
-        Some(s)
-    }
-
-    fn to_json(&self, out: &mut String) {
+    fn to_json(&self) -> String {
         let pc = |p: Pc| match p {
-            Pc::Idle => "idle",
-            Pc::Spinning => "spinning",
-            Pc::Locked => "locked",
+            Pc::Idle => "\"idle\"",
+            Pc::Spinning => "\"spinning\"",
+            Pc::Locked => "\"locked\"",
         };
         let rq = |r: Req| match r {
-            Req::None => "none",
-            Req::Lock => "lock",
-            Req::Try => "try",
+            Req::None => "\"none\"",
+            Req::Lock => "\"lock\"",
+            Req::Try => "\"try\"",
         };
-        let _ = write!(out, "{{\"locked\":{},\"pc\":{{", self.locked);
-        for (i, name) in THREADS.iter().enumerate() {
-            let sep = if i == 0 { "" } else { "," };
-            let _ = write!(out, "{}\"{}\":\"{}\"", sep, name, pc(self.pc[i]));
-        }
-        out.push_str("},\"request\":{");
-        for (i, name) in THREADS.iter().enumerate() {
-            let sep = if i == 0 { "" } else { "," };
-            let _ = write!(out, "{}\"{}\":\"{}\"", sep, name, rq(self.request[i]));
-        }
-        out.push_str("}}");
+        let mut out = format!("{{\"locked\":{},\"pc\":", self.locked);
+        lintrace::thread_map(&mut out, &THREADS, |i| pc(self.pc[i]).to_string());
+        out.push_str(",\"request\":");
+        lintrace::thread_map(&mut out, &THREADS, |i| rq(self.request[i]).to_string());
+        out.push('}');
+        out
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Capture: real threads on a real SpinMutex
 // ---------------------------------------------------------------------------------------------
-
-fn worker(
-    tid: usize,
-    seed: u64,
-    ops: usize,
-    mutex: &SpinMutex<u64>,
-    seq: &AtomicU64,
-    barrier: &Barrier,
-) -> Vec<Event> {
-    // Per-thread stream derived from the seed and the thread index. The whole workload is drawn
-    // up front so that nothing but busy work, yields and stamps happens between operations.
-    let mut rng = SplitMix64::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ ((tid as u64 + 1) << 56));
-    let plan: Vec<Op> = (0..ops)
-        .map(|_| Op {
-            is_lock: rng.next() % 100 < LOCK_PERCENT,
-            gap_yield: rng.next() % 100 < GAP_YIELD_PERCENT,
-            gap: rng.range(GAP_UNITS),
-            cs_sleep: rng.next() % 100 < CS_SLEEP_PERCENT,
-            cs: rng.range(CS_UNITS),
-        })
-        .collect();
-    let mut log: Vec<Event> = Vec::with_capacity(3 * ops);
-    barrier.wait();
-    for op in &plan {
-        if op.gap_yield {
-            std::thread::yield_now();
-        }
-        busy(op.gap);
-        if op.is_lock {
-            let a = seq.fetch_add(1, SeqCst); // invocation of lock(): the point of Lock
-            let mut g = mutex.lock();
-            let b = seq.fetch_add(1, SeqCst); // response of the winning CAS, inside the CS
-            let seen = critical_section(&mut g, op.cs, op.cs_sleep);
-            let c = seq.fetch_add(1, SeqCst); // inside the CS, just before the guard's drop
-            drop(g);
-            let d = seq.fetch_add(1, SeqCst); // just after store(false)
-            log.push(Event::new(Action::Lock, a, a));
-            let mut acq = Event::new(Action::Acquire, a, b);
-            acq.seen = seen;
-            acq.cs = (b, c);
-            log.push(acq);
-            log.push(Event::new(Action::Unlock, c, d));
-        } else {
-            let a = seq.fetch_add(1, SeqCst); // invocation of try_lock()
-            let r = mutex.try_lock();
-            let b = seq.fetch_add(1, SeqCst); // response of try_lock()
-            match r {
-                Some(mut g) => {
-                    let seen = critical_section(&mut g, op.cs, op.cs_sleep);
-                    let c = seq.fetch_add(1, SeqCst);
-                    drop(g);
-                    let d = seq.fetch_add(1, SeqCst);
-                    let mut tl = Event::new(Action::TryLock, a, b);
-                    tl.seen = seen;
-                    tl.cs = (b, c);
-                    log.push(tl);
-                    log.push(Event::new(Action::Unlock, c, d));
-                }
-                None => log.push(Event::new(Action::TryLockFail, a, b)),
-            }
-        }
-    }
-    log
-}
 
 struct Op {
     is_lock: bool,
@@ -321,265 +163,95 @@ struct Op {
     cs: u64,
 }
 
-// ---------------------------------------------------------------------------------------------
-// Linearization (Wing & Gong style search with memoised dead ends)
-// ---------------------------------------------------------------------------------------------
-
-/// The canonical state is a function of how far each thread has got: pc/request of t follow
-/// from t's last linearized event, and (in any valid prefix) locked <=> some pc is "locked".
-fn state_of(logs: &[Vec<Event>; N], idx: &[usize; N]) -> State {
-    let mut s = State::init();
-    for t in 0..N {
-        if idx[t] == 0 {
-            continue;
-        }
-        match logs[t][idx[t] - 1].action {
-            Action::Lock => {
-                s.pc[t] = Pc::Spinning;
-                s.request[t] = Req::Lock;
-            }
-            Action::Acquire => {
-                s.pc[t] = Pc::Locked;
-                s.request[t] = Req::Lock;
-            }
-            Action::TryLock => {
-                s.pc[t] = Pc::Locked;
-                s.request[t] = Req::Try;
-            }
-            Action::TryLockFail | Action::Unlock => {}
-        }
-    }
-    s.locked = s.pc.iter().any(|&p| p == Pc::Locked);
-    s
-}
-
-/// Threads whose next event may be linearized now, best guess first.
-/// `worst_first` reverses the preference (tests use it to exercise backtracking).
-fn candidates(logs: &[Vec<Event>; N], idx: &[usize; N], worst_first: bool) -> Vec<usize> {
-    let heads: Vec<(usize, &Event)> =
-        (0..N).filter(|&t| idx[t] < logs[t].len()).map(|t| (t, &logs[t][idx[t]])).collect();
-    let state = state_of(logs, idx);
-    let mut c: Vec<(u64, usize)> = heads
-        .iter()
-        // e may go next iff no other pending event responded before e was invoked ...
-        .filter(|(t, e)| heads.iter().all(|(u, f)| u == t || f.resp >= e.inv))
-        // ... and e is enabled in the current state.
-        .filter(|(t, e)| state.step(*t, e.action).is_some())
-        .map(|(t, e)| (e.resp, *t))
+fn worker(tid: usize, seed: u64, ops: usize, mutex: &SpinMutex<u64>, clock: &Clock, barrier: &Barrier) -> Vec<Event<Action>> {
+    // The whole workload is drawn up front so that nothing but busy work, yields and stamps
+    // happens between operations.
+    let mut rng = SplitMix64::for_thread(seed, tid);
+    let plan: Vec<Op> = (0..ops)
+        .map(|_| Op {
+            is_lock: rng.percent(LOCK_PERCENT),
+            gap_yield: rng.percent(GAP_YIELD_PERCENT),
+            gap: rng.range(GAP_UNITS),
+            cs_sleep: rng.percent(CS_SLEEP_PERCENT),
+            cs: rng.range(CS_UNITS),
+        })
         .collect();
-    c.sort();
-    if worst_first {
-        c.reverse();
-    }
-    c.into_iter().map(|(_, t)| t).collect()
-}
-
-#[derive(Debug)]
-struct Linearized {
-    order: Vec<usize>, // thread of each step
-    dead_ends: usize,
-}
-
-fn linearize(logs: &[Vec<Event>; N]) -> Result<Linearized, String> {
-    linearize_with(logs, false)
-}
-
-fn linearize_with(logs: &[Vec<Event>; N], worst_first: bool) -> Result<Linearized, String> {
-    let total: usize = logs.iter().map(|l| l.len()).sum();
-    let mut idx = [0usize; N];
-    let mut path: Vec<usize> = Vec::with_capacity(total);
-    let mut frames: Vec<(Vec<usize>, usize)> = vec![(candidates(logs, &idx, worst_first), 0)];
-    let mut dead: HashSet<[usize; N]> = HashSet::new();
-    let mut deepest = (0usize, idx);
-    const MAX_DEAD: usize = 5_000_000;
-    while path.len() < total {
-        let frame = match frames.last_mut() {
-            Some(f) => f,
-            None => {
-                return Err(format!(
-                    "no linearization exists: search exhausted; deepest prefix {} of {} events, \
-                     stuck with per-thread positions {:?} (next events: {})",
-                    deepest.0,
-                    total,
-                    deepest.1,
-                    describe_heads(logs, &deepest.1)
-                ))
-            }
-        };
-        if frame.1 < frame.0.len() {
-            let t = frame.0[frame.1];
-            frame.1 += 1;
-            idx[t] += 1;
-            if dead.contains(&idx) {
-                idx[t] -= 1;
-                continue;
-            }
-            path.push(t);
-            if path.len() > deepest.0 {
-                deepest = (path.len(), idx);
-            }
-            frames.push((candidates(logs, &idx, worst_first), 0));
+    let mut log = Vec::with_capacity(3 * ops);
+    barrier.wait();
+    for op in &plan {
+        if op.gap_yield {
+            std::thread::yield_now();
+        }
+        busy(op.gap);
+        let sleep = op.cs_sleep.then_some(CS_SLEEP);
+        if op.is_lock {
+            let a = clock.stamp(); // invocation of lock(): the point of Lock
+            let mut g = mutex.lock();
+            let b = clock.stamp(); // response of the winning CAS, inside the CS
+            let seen = lintrace::counted_section(&mut g, op.cs, sleep);
+            let c = clock.stamp(); // inside the CS, just before the guard's drop
+            drop(g);
+            let d = clock.stamp(); // just after store(false)
+            log.push(Event::point(Action::Lock, a));
+            log.push(Event::section(Action::Acquire, a, b, seen, (b, c)));
+            log.push(Event::new(Action::Unlock, c, d));
         } else {
-            frames.pop();
-            dead.insert(idx);
-            if dead.len() > MAX_DEAD {
-                return Err(format!("linearization search gave up after {} dead ends", MAX_DEAD));
-            }
-            if let Some(t) = path.pop() {
-                idx[t] -= 1;
+            let a = clock.stamp(); // invocation of try_lock()
+            let r = mutex.try_lock();
+            let b = clock.stamp(); // response of try_lock()
+            match r {
+                Some(mut g) => {
+                    let seen = lintrace::counted_section(&mut g, op.cs, sleep);
+                    let c = clock.stamp();
+                    drop(g);
+                    let d = clock.stamp();
+                    log.push(Event::section(Action::TryLock, a, b, seen, (b, c)));
+                    log.push(Event::new(Action::Unlock, c, d));
+                }
+                None => log.push(Event::new(Action::TryLockFail, a, b)),
             }
         }
     }
-    Ok(Linearized { order: path, dead_ends: dead.len() })
-}
-
-fn describe_heads(logs: &[Vec<Event>; N], idx: &[usize; N]) -> String {
-    let mut s = String::new();
-    for t in 0..N {
-        if idx[t] < logs[t].len() {
-            let e = &logs[t][idx[t]];
-            let _ = write!(s, "{}:{}({},{}) ", THREADS[t], e.action.name(), e.inv, e.resp);
-        } else {
-            let _ = write!(s, "{}:done ", THREADS[t]);
-        }
-    }
-    s.trim_end().to_string()
+    log
 }
 
 // ---------------------------------------------------------------------------------------------
 // main
 // ---------------------------------------------------------------------------------------------
 
-struct Args {
-    seed: u64,
-    ops: usize,
-    out: Option<String>,
-    min_each: usize,
-}
-
-const USAGE: &str = concat!(
-    "usage: spin-trace [--seed N] [--ops K] [--out FILE] [--min-each M]\n",
-    "  --seed N      workload seed (default 1)\n",
-    "  --ops K       operations per thread (default 60)\n",
-    "  --out FILE    write the NDJSON trace to FILE instead of stdout\n",
-    "  --min-each M  write nothing and exit 3 unless every action occurs at least M times (default 0)\n",
-    "Statistics go to stderr. Exit status 0 on success, 2 if no linearization exists or a\n",
-    "post-run check fails, 3 if --min-each is not met, 64 on bad arguments."
-);
-
-fn parse_args() -> Result<Args, String> {
-    let mut a = Args { seed: 1, ops: 60, out: None, min_each: 0 };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        let mut val = |name: &str| it.next().ok_or_else(|| format!("{} needs a value", name));
-        match arg.as_str() {
-            "--seed" => a.seed = val("--seed")?.parse().map_err(|e| format!("--seed: {}", e))?,
-            "--ops" => a.ops = val("--ops")?.parse().map_err(|e| format!("--ops: {}", e))?,
-            "--out" => a.out = Some(val("--out")?),
-            "--min-each" => {
-                a.min_each = val("--min-each")?.parse().map_err(|e| format!("--min-each: {}", e))?
-            }
-            "-h" | "--help" => {
-                println!("{}", USAGE);
-                std::process::exit(0);
-            }
-            other => return Err(format!("unknown argument {:?}", other)),
-        }
-    }
-    Ok(a)
-}
-
-fn fail(msg: String) -> ! {
-    eprintln!("spin-trace: FAILURE: {}", msg);
-    std::process::exit(2);
-}
-
 fn main() {
-    let args = match parse_args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("spin-trace: {}\n{}", e, USAGE);
-            std::process::exit(64);
-        }
-    };
+    let usage = lintrace::usage(PROG, "every action");
+    let args = lintrace::parse_args(PROG, &usage);
 
     // ---- capture ------------------------------------------------------------------------
     let mutex = Arc::new(SpinMutex::<u64>::new(0));
-    let seq = Arc::new(AtomicU64::new(1));
-    let barrier = Arc::new(Barrier::new(N));
+    let clock = Arc::new(Clock::new());
     let t0 = Instant::now();
-    let handles: Vec<_> = (0..N)
-        .map(|tid| {
-            let (m, s, b) = (mutex.clone(), seq.clone(), barrier.clone());
-            let (seed, ops) = (args.seed, args.ops);
-            std::thread::Builder::new()
-                .name(THREADS[tid].to_string())
-                .spawn(move || worker(tid, seed, ops, &m, &s, &b))
-                .expect("spawn thread")
-        })
-        .collect();
-    let mut logs_vec: Vec<Vec<Event>> = Vec::with_capacity(N);
-    for h in handles {
-        logs_vec.push(h.join().expect("worker thread panicked"));
-    }
+    let (m, c, seed, ops) = (mutex.clone(), clock.clone(), args.seed, args.ops);
+    let logs = lintrace::run_threads(&THREADS, move |tid, barrier| worker(tid, seed, ops, &m, &c, barrier));
     let capture_time = t0.elapsed();
-    let logs: [Vec<Event>; N] = logs_vec.try_into().expect("three logs");
 
     // ---- post-run checks on the real data -----------------------------------------------
     let final_counter = *mutex.lock();
-    let mut acqs: Vec<(u64, u64, u64)> = logs
+    let sections: Vec<(u64, u64, u64)> = logs
         .iter()
         .flatten()
         .filter(|e| matches!(e.action, Action::Acquire | Action::TryLock))
         .map(|e| (e.cs.0, e.cs.1, e.seen))
         .collect();
-    if final_counter != acqs.len() as u64 {
-        fail(format!(
-            "counter is {} after join but {} acquisitions succeeded (lost update: mutual exclusion broken)",
-            final_counter,
-            acqs.len()
-        ));
-    }
-    acqs.sort();
-    for w in acqs.windows(2) {
-        if w[0].1 >= w[1].0 {
-            fail(format!(
-                "critical sections overlap: stamps [{},{}] and [{},{}]",
-                w[0].0, w[0].1, w[1].0, w[1].1
-            ));
-        }
-    }
-    for (k, a) in acqs.iter().enumerate() {
-        if a.2 != k as u64 {
-            fail(format!(
-                "the critical section #{} (by stamp order) read counter {} (expected {})",
-                k, a.2, k
-            ));
-        }
+    if let Err(e) = lintrace::check_exclusive_sections(sections, final_counter) {
+        fail(PROG, e);
     }
 
     // ---- linearize ------------------------------------------------------------------------
     let t1 = Instant::now();
-    let lin = match linearize(&logs) {
-        Ok(l) => l,
-        Err(e) => fail(e),
-    };
+    let lin = linearize::<SpinModel>(&logs).unwrap_or_else(|e| fail(PROG, e));
     let lin_time = t1.elapsed();
 
     // Replay the order through the canonical semantics, collect the trace and statistics.
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "{{\"meta\":{{\"task\":\"spin\",\"seed\":{},\"ops\":{},\"threads\":[\"t1\",\"t2\",\"t3\"],\
-         \"constants\":{{\"Threads\":[\"t1\",\"t2\",\"t3\"]}},\"harness\":\"{}\",\"crate\":\"{}\",\
-         \"ordering\":\"{}\"}}}}\n",
-        args.seed, args.ops, HARNESS, CRATE, ORDERING
-    );
-    let mut state = State::init();
-    out.push_str("{\"step\":0,\"action\":\"Init\",\"state\":");
-    state.to_json(&mut out);
-    out.push_str("}\n");
-    let mut idx = [0usize; N];
+    let mut out = lintrace::meta_line("spin", args.seed, args.ops, &THREADS, HARNESS, CRATE, ORDERING);
+    let mut state = SpinModel::init();
+    lintrace::step_line(&mut out, 0, "Init", None, &state.to_json());
     let mut counts = [0usize; 5];
     // Hand-off: the next acquisition after an Unlock by u is an Acquire by a thread that was
     // already spinning when u unlocked.
@@ -588,17 +260,13 @@ fn main() {
     let mut max_spinners = 0usize;
     let mut steps_with_waiter = 0usize; // steps after which the lock is held and someone spins
     let mut lin_seen = 0u64;
-    for (i, &t) in lin.order.iter().enumerate() {
-        let e = logs[t][idx[t]];
-        idx[t] += 1;
-        state = match state.step(t, e.action) {
-            Some(s) => s,
-            None => fail(format!("internal error: step {} ({} by {}) not enabled", i + 1, e.action.name(), THREADS[t])),
-        };
-        counts[ACTIONS.iter().position(|&a| a == e.action).unwrap()] += 1;
+    for (i, (t, e)) in lintrace::in_order(&logs, &lin.order).into_iter().enumerate() {
+        state = SpinModel::step(&state, t, e.action)
+            .unwrap_or_else(|| fail(PROG, format!("internal error: step {} ({:?} by {}) not enabled", i + 1, e.action, THREADS[t])));
+        counts[ACTIONS.iter().position(|&a| a == e.action).expect("a known action")] += 1;
         if matches!(e.action, Action::Acquire | Action::TryLock) {
             if e.seen != lin_seen {
-                fail(format!("linearized acquisition #{} read counter {}", lin_seen, e.seen));
+                fail(PROG, format!("linearized acquisition #{} read counter {}", lin_seen, e.seen));
             }
             lin_seen += 1;
             if e.action == Action::Acquire && spinning_at_unlock.map_or(false, |w| w[t]) {
@@ -607,35 +275,24 @@ fn main() {
             spinning_at_unlock = None;
         }
         if e.action == Action::Unlock {
-            let mut w = [false; N];
-            for u in 0..N {
-                w[u] = state.pc[u] == Pc::Spinning;
-            }
-            spinning_at_unlock = Some(w);
+            spinning_at_unlock = Some(state.pc.map(|p| p == Pc::Spinning));
         }
         let spinners = state.pc.iter().filter(|&&p| p == Pc::Spinning).count();
         max_spinners = max_spinners.max(spinners);
         if state.locked && spinners > 0 {
             steps_with_waiter += 1;
         }
-        let _ = write!(
-            out,
-            "{{\"step\":{},\"action\":\"{}\",\"actor\":\"{}\",\"state\":",
-            i + 1,
-            e.action.name(),
-            THREADS[t]
-        );
-        state.to_json(&mut out);
-        out.push_str("}\n");
+        lintrace::step_line(&mut out, i + 1, SpinModel::name(e.action), Some(THREADS[t]), &state.to_json());
     }
 
     let mut summary = String::new();
     for (a, c) in ACTIONS.iter().zip(counts.iter()) {
-        let _ = write!(summary, "{}={} ", a.name(), c);
+        let _ = write!(summary, "{}={} ", SpinModel::name(*a), c);
     }
     eprintln!(
-        "spin-trace: seed={} ops={} events={} | {}| counter={} | hand-offs to a spinning thread={} \
+        "{}: seed={} ops={} events={} | {}| counter={} | hand-offs to a spinning thread={} \
          steps with a spinner waiting on a held lock={} max spinners={} | capture {:.3} ms, linearize {:.3} ms ({} dead ends)",
+        PROG,
         args.seed,
         args.ops,
         lin.order.len(),
@@ -648,68 +305,47 @@ fn main() {
         lin_time.as_secs_f64() * 1e3,
         lin.dead_ends
     );
-    if let Some((a, c)) = ACTIONS.iter().zip(counts.iter()).find(|(_, &c)| c < args.min_each) {
-        eprintln!(
-            "spin-trace: too little contention: {} occurs {} times (< --min-each {}); nothing written",
-            a.name(),
-            c,
-            args.min_each
-        );
-        std::process::exit(3);
-    }
-    match &args.out {
-        Some(path) => {
-            if let Err(e) = std::fs::write(path, &out) {
-                eprintln!("spin-trace: cannot write {}: {}", path, e);
-                std::process::exit(1);
-            }
-        }
-        None => {
-            let stdout = std::io::stdout();
-            let mut lock = stdout.lock();
-            if lock.write_all(out.as_bytes()).and_then(|_| lock.flush()).is_err() {
-                std::process::exit(1);
-            }
-        }
-    }
+    let counts: Vec<(String, usize)> =
+        ACTIONS.iter().zip(counts.iter()).map(|(a, &c)| (SpinModel::name(*a).to_string(), c)).collect();
+    lintrace::require_each(PROG, &counts, args.min_each);
+    lintrace::write_trace(PROG, &args.out, &out);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lintrace::linearize_with;
 
-    fn ev(action: Action, inv: u64, resp: u64) -> Event {
+    fn ev(action: Action, inv: u64, resp: u64) -> Event<Action> {
         Event::new(action, inv, resp)
     }
 
-    fn replay(logs: &[Vec<Event>; N], order: &[usize]) -> bool {
-        let mut idx = [0usize; N];
-        let mut s = State::init();
-        for &t in order {
-            match s.step(t, logs[t][idx[t]].action) {
+    fn replay(logs: &[Vec<Event<Action>>], order: &[usize]) -> bool {
+        let mut s = SpinModel::init();
+        for (t, e) in lintrace::in_order(logs, order) {
+            match SpinModel::step(&s, t, e.action) {
                 Some(n) => s = n,
                 None => return false,
             }
-            idx[t] += 1;
         }
-        idx.iter().zip(logs.iter()).all(|(i, l)| *i == l.len())
+        order.len() == logs.iter().map(|l| l.len()).sum::<usize>()
     }
 
     #[test]
     fn sequential_history_linearizes() {
-        let logs = [
+        let logs = vec![
             vec![ev(Action::Lock, 1, 1), ev(Action::Acquire, 1, 2), ev(Action::Unlock, 3, 4)],
             vec![ev(Action::TryLock, 5, 6), ev(Action::Unlock, 7, 8)],
             vec![ev(Action::TryLockFail, 9, 10)],
         ];
         // t3's TryLockFail needs a held lock but runs after everything was released.
-        assert!(linearize(&logs).is_err());
-        let logs = [
+        assert!(linearize::<SpinModel>(&logs).is_err());
+        let logs = vec![
             vec![ev(Action::Lock, 1, 1), ev(Action::Acquire, 1, 2), ev(Action::Unlock, 3, 4)],
             vec![ev(Action::TryLock, 5, 6), ev(Action::Unlock, 9, 10)],
             vec![ev(Action::TryLockFail, 7, 8)],
         ];
-        let l = linearize(&logs).unwrap();
+        let l = linearize::<SpinModel>(&logs).unwrap();
         assert_eq!(l.order, vec![0, 0, 0, 1, 2, 1]);
         assert!(replay(&logs, &l.order));
     }
@@ -719,18 +355,18 @@ mod tests {
         // t1 and t2 both spin; t3 holds the lock and unlocks within (20, 21). t2 really wins
         // (response 25), t1 acquires later (response 40): t1's Acquire must not be placed at the
         // hand-off although its interval allows it there in isolation.
-        let logs = [
+        let logs = vec![
             vec![ev(Action::Lock, 10, 10), ev(Action::Acquire, 10, 40), ev(Action::Unlock, 41, 42)],
             vec![ev(Action::Lock, 12, 12), ev(Action::Acquire, 12, 25), ev(Action::Unlock, 30, 31)],
             vec![ev(Action::TryLock, 1, 2), ev(Action::Unlock, 20, 21)],
         ];
-        let l = linearize(&logs).unwrap();
+        let l = linearize::<SpinModel>(&logs).unwrap();
         assert!(replay(&logs, &l.order));
         assert_eq!(l.order, vec![2, 0, 1, 2, 1, 1, 0, 0]);
         assert_eq!(l.dead_ends, 0);
         // Preferring the latest response first tries t1's Acquire at the hand-off, gets stuck
         // and must backtrack to the same answer.
-        let l = linearize_with(&logs, true).unwrap();
+        let l = linearize_with::<SpinModel>(&logs, true).unwrap();
         assert!(replay(&logs, &l.order));
         assert_eq!(l.order, vec![2, 0, 1, 2, 1, 1, 0, 0]);
         assert!(l.dead_ends > 0);
@@ -739,43 +375,28 @@ mod tests {
     #[test]
     fn two_holders_at_once_is_rejected() {
         // Both acquisitions respond before either unlock is invoked: mutual exclusion broken.
-        let logs = [
+        let logs = vec![
             vec![ev(Action::Lock, 1, 1), ev(Action::Acquire, 1, 3), ev(Action::Unlock, 5, 6)],
             vec![ev(Action::TryLock, 2, 4), ev(Action::Unlock, 7, 8)],
             vec![],
         ];
-        let e = linearize(&logs).unwrap_err();
+        let e = linearize::<SpinModel>(&logs).unwrap_err();
         assert!(e.contains("no linearization exists"), "{}", e);
     }
 
     #[test]
     fn spurious_failure_is_rejected() {
         // A try_lock fails although the lock is free during its whole interval.
-        let logs = [
-            vec![ev(Action::TryLock, 1, 2), ev(Action::Unlock, 3, 4)],
-            vec![ev(Action::TryLockFail, 5, 6)],
-            vec![],
-        ];
-        assert!(linearize(&logs).is_err());
+        let logs = vec![vec![ev(Action::TryLock, 1, 2), ev(Action::Unlock, 3, 4)], vec![ev(Action::TryLockFail, 5, 6)], vec![]];
+        assert!(linearize::<SpinModel>(&logs).is_err());
     }
 
     #[test]
     fn json_shape() {
-        let mut s = String::new();
-        State::init().step(1, Action::Lock).unwrap().to_json(&mut s);
         assert_eq!(
-            s,
+            SpinModel::step(&SpinModel::init(), 1, Action::Lock).unwrap().to_json(),
             "{\"locked\":false,\"pc\":{\"t1\":\"idle\",\"t2\":\"spinning\",\"t3\":\"idle\"},\
              \"request\":{\"t1\":\"none\",\"t2\":\"lock\",\"t3\":\"none\"}}"
         );
-    }
-
-    #[test]
-    fn splitmix_is_deterministic() {
-        let mut a = SplitMix64::new(7);
-        let mut b = SplitMix64::new(7);
-        for _ in 0..100 {
-            assert_eq!(a.next(), b.next());
-        }
     }
 }
