@@ -82,6 +82,9 @@ def tasks(args: argparse.Namespace) -> int:
         print(f"{task.name:<12} {task.system_type:<11} {task.language:<6} module {task.module:<10} "
               f"{len(task.templates)} templates, {len(task.mutants)} mutants  {task.title}")
         print(f"{'':<12} source: {task.source.package} {task.source.version}; upstream: {task.upstream.system}")
+    for gone in loaded.unavailable:
+        print(f"{gone.name:<12} unavailable offline  {gone.title}")
+        print(f"{'':<12} upstream: {gone.upstream}; {gone.reason}")
     for name, error in loaded.errors:
         print(f"{name:<12} BROKEN: {error}")
     return 1 if loaded.errors else 0

@@ -287,6 +287,10 @@ def sysmobench_phase(request: pytest.FixtureRequest) -> PhaseResult:
     item = request.node
     if case.error:
         raise _harness_error(item, case, case.error)
+    if case.unavailable:
+        skipped = PhaseResult(case.phase, Status.SKIPPED, None, case.unavailable)
+        item.stash[result_key] = _record(case, skipped)
+        return skipped
     from .tla.driver import DriverError
     from .tla.jar import ToolchainMissing
 

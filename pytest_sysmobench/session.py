@@ -53,6 +53,8 @@ class PhaseCase:
     sample: int
     phase: str
     error: str | None = None
+    #: Why the task cannot be run here (a system no registry serves): the item is skipped.
+    unavailable: str | None = None
 
     @property
     def id(self) -> str:
@@ -233,14 +235,16 @@ class BenchmarkSession:
     def cases(self) -> list[PhaseCase]:
         """Deterministic order: xdist requires every worker to collect the same list."""
         cases: list[PhaseCase] = []
-        task_names = sorted([t.name for t in self.tasks.tasks] + [name for name, _ in self.tasks.errors])
+        unavailable = {t.name: f"unavailable offline: {t.reason}" for t in self.tasks.unavailable}
+        task_names = sorted([t.name for t in self.tasks.tasks] + [name for name, _ in self.tasks.errors]
+                            + list(unavailable))
         broken = dict(self.tasks.errors)
         models = sorted(list(self.sources) + list(self.source_errors))
         for task in task_names:
             for model in models:
                 error = broken.get(task) or self.source_errors.get(model)
                 for sample in range(self.options.samples):
-                    cases += [PhaseCase(task, model, sample, phase, error) for phase in PHASES]
+                    cases += [PhaseCase(task, model, sample, phase, error, unavailable.get(task)) for phase in PHASES]
         return cases
 
     def task(self, name: str) -> Task:

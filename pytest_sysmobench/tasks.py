@@ -415,6 +415,9 @@ def load_task(directory: Path) -> Task:
         raise TaskError(f"{path}.name: {name!r} must be lower-case letters, digits, '-' or '_'")
     if name != directory.name:
         raise TaskError(f"{path}.name: {name!r} does not match the folder name {directory.name!r}")
+    if root.data.get("unavailable") is not None:
+        raise _Unavailable(UnavailableTask(name, root.str("title", name), root.sub("upstream").str("system"),
+                                           root.str("unavailable")))
     source = root.sub("source")
     upstream = root.sub("upstream")
     vocabulary = _vocabulary(root.sub("vocabulary"))
@@ -478,16 +481,35 @@ def load_task(directory: Path) -> Task:
 
 
 @dataclass(frozen=True)
+class UnavailableTask:
+    """A system of the original benchmark that cannot be run here: it stays listed (so the table
+    of systems stays comparable) and its items are skipped with the reason, never scored."""
+
+    name: str
+    title: str
+    upstream: str
+    reason: str
+
+
+class _Unavailable(TaskError):
+    def __init__(self, task: UnavailableTask) -> None:
+        super().__init__(f"task {task.name} is unavailable offline: {task.reason}")
+        self.task = task
+
+
+@dataclass(frozen=True)
 class TaskLoad:
     """All tasks of a folder; broken ones are kept with their error so the session goes on."""
 
     tasks: tuple[Task, ...]
     errors: tuple[tuple[str, str], ...]
+    unavailable: tuple[UnavailableTask, ...] = ()
 
 
 def load_tasks(root: Path, names: Sequence[str] | None = None) -> TaskLoad:
     tasks: list[Task] = []
     errors: list[tuple[str, str]] = []
+    unavailable: list[UnavailableTask] = []
     if not root.is_dir():
         return TaskLoad((), ((str(root), f"task folder {root} does not exist"),))
     for directory in sorted(p for p in root.iterdir() if (p / "task.yaml").is_file()):
@@ -495,8 +517,10 @@ def load_tasks(root: Path, names: Sequence[str] | None = None) -> TaskLoad:
             continue
         try:
             tasks.append(load_task(directory))
+        except _Unavailable as exc:
+            unavailable.append(exc.task)
         except TaskError as exc:
             errors.append((directory.name, str(exc)))
         except (RecursionError, ValueError, TypeError, OSError) as exc:  # a task file we did not foresee
             errors.append((directory.name, f"{directory / 'task.yaml'}: cannot load: {type(exc).__name__}: {exc}"))
-    return TaskLoad(tuple(tasks), tuple(errors))
+    return TaskLoad(tuple(tasks), tuple(errors), tuple(unavailable))

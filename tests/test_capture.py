@@ -6,6 +6,7 @@ so it can be deselected with ``-m "not toolchain"``.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -73,3 +74,16 @@ def test_capture_without_cargo_says_what_to_install(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     assert "'cargo' is not installed" in done.stderr
+
+
+RUST_CRATES = sorted(p.parent for p in (ROOT / "tasks").glob("*/*/Cargo.toml") if "target" not in p.parts)
+
+
+@pytest.mark.parametrize("crate", RUST_CRATES, ids=lambda p: p.relative_to(ROOT / "tasks").as_posix())
+def test_the_rust_harnesses_own_tests_pass(crate: Path) -> None:
+    """The shared linearizer and each task's canonical semantics have unit tests of their own."""
+    cargo = shutil.which("cargo") or str(Path.home() / ".cargo" / "bin" / "cargo")
+    done = subprocess.run([cargo, "test", "--release", "--offline"], cwd=crate, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    ran = [int(n) for n in re.findall(r"test result: ok\. (\d+) passed", done.stdout)]
+    assert ran and ran[0] > 0, done.stdout[-3000:]

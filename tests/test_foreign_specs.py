@@ -21,7 +21,12 @@ ROOT = Path(__file__).resolve().parents[1]
 FOREIGN = ROOT / "tests" / "data" / "foreign"
 TRACES = ROOT / "data" / "traces"
 SPECS = [pytest.param(flavour, task, id=f"{flavour}-{task}", marks=[pytest.mark.slow] if task == "etcd" else [])
-         for flavour in ("records", "sets") for task in ("spin", "mutex", "etcd")]
+         for flavour in ("records", "sets") for task in ("spin", "mutex", "etcd")] + [
+    # The state word as one number (bit arithmetic), calls folded into Begin/Try(t, kind).
+    pytest.param("sets", "rwmutex", id="sets-rwmutex"),
+    # An abstract queue with free-running counters instead of slots and masked indices.
+    pytest.param("sets", "ringbuffer", id="sets-ringbuffer"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +101,16 @@ BUGS = [
         '              /\\ UNCHANGED <<terms, mode, votes, known, logs, commits,\n'
         '                             yes, no, acked>>',
         'm.type = "MsgHeartbeat"\n    /\\ CASE m.term < terms[i] -> Ignore(m)'),)),
+    # try_read is thought to fail only against a writer that holds the guard, not one that has
+    # only claimed WRITER_BIT and waits for the readers to leave.
+    Bug("sets", "rwmutex", "conformance", "TryReadFail (", (
+        ("    /\\ HasW\n    /\\ UNCHANGED vars", '    /\\ \\E u \\in T : phase[u] = "Exclusive"\n    /\\ UNCHANGED vars'),)),
+    # try_write only tests the two bits and forgets the readers: a writer beside readers.
+    Bug("sets", "rwmutex", "invariants", "ReaderWriterExclusion", (
+        ('[] k = "W" -> word = 0 /\\ word\' = WBIT', '[] k = "W" -> ~HasW /\\ ~HasU /\\ word\' = word + WBIT'),)),
+    # An off-by-one in the capacity (two slots kept empty): every template still holds, but the
+    # real ring took a third item.
+    Bug("sets", "ringbuffer", "conformance", "Push (", (("Cap == Slots - 1", "Cap == Slots - 2"),)),
 ]
 
 

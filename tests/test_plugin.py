@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -165,6 +167,22 @@ def test_broken_task_file_is_reported_and_the_session_goes_on(bench: pytest.Pyte
     board = _board(bench.path)
     statuses = {(c["task"], p["status"]) for c in board["cells"] for p in c["phases"].values()}
     assert ("broken", "error") in statuses
+
+
+def test_a_task_unavailable_offline_is_listed_and_its_items_skip_with_the_reason(bench: pytest.Pytester) -> None:
+    shutil.copytree(ROOT / "tasks" / "curp", bench.path / "tasks" / "curp")
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "-rs")
+    result.assert_outcomes(passed=3, skipped=5)
+    result.stdout.fnmatch_lines(["SKIPPED*invariants score - (skipped): unavailable offline: No implementation of CURP*"])
+    board = _board(bench.path)
+    (curp,) = [c for c in board["cells"] if c["task"] == "curp"]
+    assert curp["composite"] is None
+    assert {p["status"] for p in curp["phases"].values()} == {"skipped"}
+    assert all(p["score"] is None and "unavailable offline" in p["reason"] for p in curp["phases"].values())
+    listing = subprocess.run([sys.executable, "-m", "pytest_sysmobench.cli", "tasks", "--tasks", str(bench.path / "tasks")],
+                             capture_output=True, text=True, timeout=120)
+    assert listing.returncode == 0
+    assert "curp         unavailable offline" in listing.stdout and "upstream: Xline CURP" in listing.stdout
 
 
 def test_missing_jar_is_a_harness_error_not_a_failure(bench: pytest.Pytester) -> None:

@@ -2,8 +2,8 @@
 
 Windows are cut from traces of the running system.  A window passes if the spec, started in
 a spec state that the mapping gives for the window's pre-state, takes a step of the mapped
-action (with up to the mapping's internal steps around it) that reaches a spec state the
-mapping gives for the post-state.  All windows of an action are checked in one TLC run: Init
+action (with up to the mapping's internal steps around it) that reaches a spec state whose
+canonical reading is the post-state.  All windows of an action are checked in one TLC run: Init
 ranges over window ids, and each window that conforms prints its id behind a mark that only
 this installation can write (the spec cannot forge it).  Identical windows are checked once.
 Per action the score is 1 iff all its windows pass; P3 is the mean over the actions that have
@@ -89,18 +89,24 @@ class _Codec:
         return defs
 
     def bind(self, record: str, primed: bool) -> list[str]:
-        """Conjuncts that set (or, primed, check) the spec state from a record: direct values
-        first, then expressions, then candidates and defaults, and only then the filters that
-        read the bound state back (an expression is never evaluated before what it reads)."""
+        """Conjuncts that set the spec state from a record: direct values first, then
+        expressions, then candidates and defaults, and only then the filters that read the bound
+        state back (an expression is never evaluated before what it reads).
+
+        Primed, they check a reached state, and only what can be observed: each canonical
+        variable must read back from it (a direct value, or a filter). The ``state`` entries say
+        how to *build* a spec state from a canonical one, which for a variable the traces cannot
+        see (a ring slot's stale entry, a history variable) is one choice among many; a step
+        that reaches another is still the step the system took."""
         tick = "'" if primed else ""
         parts = []
         for s in self.mapping.spec_state():
             if s.translate is not None:
                 parts.append(f"{s.var}{tick} = {record}.{s.var}")
-            elif s.eq is not None:
-                parts.append(f"{s.var}{tick} = SysmoState_{s.var}({record}.{CANON})")
-        parts += [f"{s.var}{tick} \\in SysmoAmong_{s.var}({record}.{CANON})" for s in self.mapping.state if s.among]
+            elif s.eq is not None and not primed:
+                parts.append(f"{s.var} = SysmoState_{s.var}({record}.{CANON})")
         if not primed:
+            parts += [f"{s.var} \\in SysmoAmong_{s.var}({record}.{CANON})" for s in self.mapping.state if s.among]
             parts += [f"{var} \\in {values}" for var, values in self.defaults]
         parts += [f"SysmoAbs_{f.canonical}{tick} = {record}.{CANON}.{f.canonical}" for f in self.mapping.filters()]
         return parts

@@ -363,22 +363,38 @@ pub fn quoted(s: &str) -> String {
     q
 }
 
-/// The trace's first line: which run it is and how it was ordered.
-pub fn meta_line(task: &str, seed: u64, ops: usize, threads: &[&str], harness: &str, system: &str, ordering: &str) -> String {
+/// The trace's first line: which run it is, the constants its states need, and how it was
+/// ordered. `constants` is a JSON object (see [`threads_constant`]).
+#[allow(clippy::too_many_arguments)]
+pub fn meta_line(
+    task: &str,
+    seed: u64,
+    ops: usize,
+    threads: &[&str],
+    constants: &str,
+    harness: &str,
+    system: &str,
+    ordering: &str,
+) -> String {
     let names: Vec<String> = threads.iter().map(|t| quoted(t)).collect();
-    let names = names.join(",");
     format!(
-        "{{\"meta\":{{\"task\":{},\"seed\":{},\"ops\":{},\"threads\":[{}],\"constants\":{{\"Threads\":[{}]}},\
+        "{{\"meta\":{{\"task\":{},\"seed\":{},\"ops\":{},\"threads\":[{}],\"constants\":{},\
          \"harness\":{},\"crate\":{},\"ordering\":{}}}}}\n",
         quoted(task),
         seed,
         ops,
-        names,
-        names,
+        names.join(","),
+        constants,
         quoted(harness),
         quoted(system),
         quoted(ordering)
     )
+}
+
+/// `{"Threads":[...]}`: the constant of the lock tasks.
+pub fn threads_constant(threads: &[&str]) -> String {
+    let names: Vec<String> = threads.iter().map(|t| quoted(t)).collect();
+    format!("{{\"Threads\":[{}]}}", names.join(","))
 }
 
 /// One step line of the trace; `state` is already JSON.
@@ -569,7 +585,7 @@ mod tests {
         thread_map(&mut s, &["t1", "t2"], |i| i.to_string());
         assert_eq!(s, "{\"t1\":0,\"t2\":1}");
         assert_eq!(quoted("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
-        let m = meta_line("x", 3, 4, &["t1"], "h 1", "c 1", "o");
+        let m = meta_line("x", 3, 4, &["t1"], &threads_constant(&["t1"]), "h 1", "c 1", "o");
         assert!(m.starts_with("{\"meta\":{\"task\":\"x\",\"seed\":3,\"ops\":4,\"threads\":[\"t1\"],\"constants\":{\"Threads\":[\"t1\"]}"));
     }
 

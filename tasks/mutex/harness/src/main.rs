@@ -361,7 +361,7 @@ fn main() {
     let lin_time = t1.elapsed();
 
     // Replay the steps through the canonical semantics, collect the trace and statistics.
-    let mut out = lintrace::meta_line("mutex", args.seed, args.ops, &THREADS, HARNESS, CRATE, ORDERING);
+    let mut out = lintrace::meta_line("mutex", args.seed, args.ops, &THREADS, &lintrace::threads_constant(&THREADS), HARNESS, CRATE, ORDERING);
     let mut state = MutexModel::init();
     lintrace::step_line(&mut out, 0, "Init", None, &state.to_json());
     let mut st = Stats::default();

@@ -565,7 +565,7 @@ fn main() {
     let lin = linearize::<RwModel>(&logs).unwrap_or_else(|e| fail(PROG, e));
     let lin_time = t1.elapsed();
 
-    let mut out = lintrace::meta_line("rwmutex", args.seed, args.ops, &THREADS, HARNESS, CRATE, ORDERING);
+    let mut out = lintrace::meta_line("rwmutex", args.seed, args.ops, &THREADS, &lintrace::threads_constant(&THREADS), HARNESS, CRATE, ORDERING);
     let mut state = RwModel::init();
     lintrace::step_line(&mut out, 0, "Init", None, &state.to_json());
     let mut st = Stats::default();

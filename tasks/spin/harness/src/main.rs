@@ -249,7 +249,7 @@ fn main() {
     let lin_time = t1.elapsed();
 
     // Replay the order through the canonical semantics, collect the trace and statistics.
-    let mut out = lintrace::meta_line("spin", args.seed, args.ops, &THREADS, HARNESS, CRATE, ORDERING);
+    let mut out = lintrace::meta_line("spin", args.seed, args.ops, &THREADS, &lintrace::threads_constant(&THREADS), HARNESS, CRATE, ORDERING);
     let mut state = SpinModel::init();
     lintrace::step_line(&mut out, 0, "Init", None, &state.to_json());
     let mut counts = [0usize; 5];
