@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given, strategies as st
 
-from pytest_sysmobench import report
+from pytest_sysmobench import load_tasks, report
 from pytest_sysmobench.baseline import BaselineError, Tolerance, bless, compare, judge, markdown, regressions
 from pytest_sysmobench.cli import main as cli
 
@@ -80,8 +80,14 @@ def test_cli_compare_exits_1_on_a_regression_and_merge_keeps_the_latest(tmp_path
 
 def test_the_committed_baseline_is_the_reference_at_full_score() -> None:
     board = json.loads(BASELINE.read_text())
-    assert {c["task"] for c in board["cells"]} == {p.name for p in (ROOT / "tasks").iterdir() if (p / "task.yaml").is_file()}
-    assert all(c["composite"] == 1.0 and c["model"] == "reference" for c in board["cells"])
+    loaded = load_tasks(ROOT / "tasks")
+    runnable, unavailable = {t.name for t in loaded.tasks}, {t.name for t in loaded.unavailable}
+    assert {c["task"] for c in board["cells"]} == runnable | unavailable
+    assert all(c["model"] == "reference" for c in board["cells"])
+    assert all(c["composite"] == 1.0 for c in board["cells"] if c["task"] in runnable)
+    # A task that cannot run here is in the board with no score, never as a 0.
+    assert all(c["composite"] is None and {p["status"] for p in c["phases"].values()} == {"skipped"}
+               for c in board["cells"] if c["task"] in unavailable)
 
 
 # ------------------------------------------------------------------ items against a baseline
