@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytest_sysmobench import load_task  # noqa: E402
+from pytest_sysmobench import load_task, load_tasks  # noqa: E402
 from pytest_sysmobench.models import ReferenceSource, ReplaySource  # noqa: E402
 from pytest_sysmobench.phases import CellContext  # noqa: E402
 from pytest_sysmobench.phases.conformance import _Codec, _constants_config, _window_module  # noqa: E402
@@ -218,7 +218,7 @@ def _one_jvm_per_check(records: list[tuple[Path, dict]], jar: Path, java: str) -
 def lead(work: Path, tasks: tuple[str, ...]) -> None:
     jar, java = find_jar(), find_java()
     print("7.   the lead over one JVM per check (reference cell; seconds; pytest start-up included on our side)")
-    print(f"     {'task':<6} {'jobs':>5} {'jobs in driver':>14} {'ours cold':>10} {'1 JVM/check':>12} {'lead':>6}"
+    print(f"     {'task':<10} {'jobs':>5} {'jobs in driver':>14} {'ours cold':>10} {'1 JVM/check':>12} {'lead':>6}"
           f" {'ours re-run':>12} {'lead':>6}")
     for task in tasks:
         out = work / f"lead-{task}"
@@ -230,7 +230,7 @@ def lead(work: Path, tasks: tuple[str, ...]) -> None:
         runs = [(folder, record) for folder, record in runs if not record.get("cached")]
         floor = sum(record["elapsed_s"] for _, record in runs)
         theirs = _one_jvm_per_check(runs, jar.path, java.java)
-        print(f"     {task:<6} {len(runs):>5} {floor:>13.2f}s {cold:>9.2f}s {theirs:>11.2f}s {theirs / cold:>5.1f}x"
+        print(f"     {task:<10} {len(runs):>5} {floor:>13.2f}s {cold:>9.2f}s {theirs:>11.2f}s {theirs / cold:>5.1f}x"
               f" {warm:>11.2f}s {theirs / warm:>5.1f}x")
 
 
@@ -254,8 +254,7 @@ def main() -> None:
         if wanted(6):
             parallel_benchmark(work)
         if wanted(7):
-            lead(work, ("spin",) if args.quick else tuple(sorted(p.name for p in (ROOT / "tasks").iterdir()
-                                                                    if (p / "task.yaml").is_file())))
+            lead(work, ("spin",) if args.quick else tuple(sorted(t.name for t in load_tasks(ROOT / "tasks").tasks)))
 
 
 if __name__ == "__main__":
