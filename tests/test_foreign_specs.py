@@ -26,6 +26,8 @@ SPECS = [pytest.param(flavour, task, id=f"{flavour}-{task}", marks=[pytest.mark.
     pytest.param("sets", "rwmutex", id="sets-rwmutex"),
     # An abstract queue with free-running counters instead of slots and masked indices.
     pytest.param("sets", "ringbuffer", id="sets-ringbuffer"),
+    # The original benchmark's lock service shape: an explicit grant message, an internal step.
+    pytest.param("records", "locksvc", id="records-locksvc"),
 ]
 
 
@@ -111,6 +113,9 @@ BUGS = [
     # An off-by-one in the capacity (two slots kept empty): every template still holds, but the
     # real ring took a third item.
     Bug("sets", "ringbuffer", "conformance", "Push (", (("Cap == Slots - 1", "Cap == Slots - 2"),)),
+    # The server grants any queued client, not only the oldest: two clients enter.
+    Bug("records", "locksvc", "invariants", "MutualExclusion", (
+        ("    /\\ q /= <<>> /\\ Head(q) = c\n    /\\ ~cl[c].grant", "    /\\ Queued(c)\n    /\\ ~cl[c].grant"),)),
 ]
 
 
