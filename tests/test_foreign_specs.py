@@ -28,6 +28,8 @@ SPECS = [pytest.param(flavour, task, id=f"{flavour}-{task}", marks=[pytest.mark.
     pytest.param("sets", "ringbuffer", id="sets-ringbuffer"),
     # The original benchmark's lock service shape: an explicit grant message, an internal step.
     pytest.param("records", "locksvc", id="records-locksvc"),
+    # PGo's dqueue shape: replies as messages in a network (a set of records), a CHOOSE in the mapping.
+    pytest.param("records", "dqueue", id="records-dqueue"),
 ]
 
 
@@ -113,6 +115,9 @@ BUGS = [
     # An off-by-one in the capacity (two slots kept empty): every template still holds, but the
     # real ring took a third item.
     Bug("sets", "ringbuffer", "conformance", "Push (", (("Cap == Slots - 1", "Cap == Slots - 2"),)),
+    # A consumer only asks while an item waits in the queue (as if it polled first).
+    Bug("records", "dqueue", "conformance", "Request (", (
+        ("    /\\ Len(cons[c].got) < Rounds\n", "    /\\ Len(cons[c].got) < Rounds\n    /\\ items /= <<>>\n"),)),
     # The server grants any queued client, not only the oldest: two clients enter.
     Bug("records", "locksvc", "invariants", "MutualExclusion", (
         ("    /\\ q /= <<>> /\\ Head(q) = c\n    /\\ ~cl[c].grant", "    /\\ Queued(c)\n    /\\ ~cl[c].grant"),)),
