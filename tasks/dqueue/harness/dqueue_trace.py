@@ -225,6 +225,8 @@ def main() -> None:
             f.write(text)
     else:
         sys.stdout.write(text)
+    sys.stdout.flush()
+    sys.stderr.flush()
     os._exit(0)  # the server thread is a daemon blocked in accept(); do not wait for it
 
 
