@@ -148,8 +148,19 @@ def source_code(task: Task) -> str:
                 f"the source of task {task.name} is not installed: {path} is missing "
                 f"({exc.strerror or exc}); {install}"
             ) from exc
-        parts.append(f"===== FILE: {item.path} =====\nDESCRIPTION: {item.description}\n\n{text.rstrip()}\n")
+        parts.append(f"===== FILE: {item.path} =====\nDESCRIPTION: {item.description}\n\n{_excerpt(text, item.lines)}\n")
     return "\n".join(parts)
+
+
+def _excerpt(text: str, ranges: tuple[tuple[int, int], ...]) -> str:
+    """The whole file, or only the given line ranges, each headed by where it comes from."""
+    if not ranges:
+        return text.rstrip()
+    lines = text.splitlines()
+    return "\n".join(
+        f"// ----- lines {first}-{min(last, len(lines))} -----\n" + "\n".join(lines[first - 1 : last]).rstrip()
+        for first, last in ranges
+    )
 
 
 def render_prompt(task: Task) -> str:

@@ -37,6 +37,8 @@ class TaskError(ValueError):
 class SourceFile:
     path: str
     description: str
+    #: Inclusive 1-based line ranges to show; empty for the whole file (a large file's relevant parts).
+    lines: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -406,6 +408,17 @@ def _harness(directory: Path, fields: _Fields) -> Harness:
     )
 
 
+def _source_file(fields: _Fields) -> SourceFile:
+    ranges = []
+    for item in fields.list("lines", required=False):
+        text = str(item)
+        first, _, last = text.partition("-")
+        if not (first.isdigit() and last.isdigit() and 0 < int(first) <= int(last)):
+            raise TaskError(f"{fields.where}.lines: {text!r:.80} is not a line range such as 120-180")
+        ranges.append((int(first), int(last)))
+    return SourceFile(fields.str("path"), fields.str("description", ""), tuple(ranges))
+
+
 def load_task(directory: Path) -> Task:
     directory = directory.resolve()
     path = directory / "task.yaml"
@@ -447,10 +460,7 @@ def load_task(directory: Path) -> Task:
             install=source.str("install", ""),
             version=source.str("version", ""),
             root=Path(source.str("root")),
-            files=tuple(
-                SourceFile(_Fields(f, f"{path}.source.files").str("path"), _Fields(f, f"{path}.source.files").str("description", ""))
-                for f in source.list("files")
-            ),
+            files=tuple(_source_file(_Fields(f, f"{path}.source.files")) for f in source.list("files")),
         ),
         upstream=Upstream(upstream.str("system"), upstream.str("repository", ""), upstream.str("path", ""), upstream.str("differences")),
         vocabulary=vocabulary,

@@ -97,9 +97,11 @@ class _Validator:
         if name not in self.enumerated:
             return
         function, allowed = self.enumerated[name]
-        if function and not isinstance(value, dict):
-            raise self.fail(line, f"state.{name}: expected a function (a JSON object), got {type(value).__name__}")
-        for item in value.values() if function else [value]:
+        if function and not isinstance(value, (dict, list)):
+            raise self.fail(line, f"state.{name}: expected a function (a JSON object, or a list for one on 1..n), "
+                                  f"got {type(value).__name__}")
+        items = (value.values() if isinstance(value, dict) else value) if function else [value]
+        for item in items:
             literal = ("TRUE" if item else "FALSE") if isinstance(item, bool) else json.dumps(item)
             if literal not in allowed:
                 raise self.fail(line, f"state.{name}: {literal[:60]} is not a value of its type {self.task.vocabulary_type(name)}")

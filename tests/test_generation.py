@@ -125,3 +125,46 @@ def test_prompt_without_the_package_names_what_to_install(tmp_path) -> None:  # 
     missing = dataclasses.replace(task, source=dataclasses.replace(task.source, root=tmp_path / "nowhere"))
     with pytest.raises(SourceMissing, match="apt-get install -y librust-spin-dev"):
         render_prompt(missing)
+
+
+def test_a_large_file_is_shown_by_its_line_ranges_and_bad_ranges_are_task_errors(tmp_path) -> None:  # noqa: ANN001
+    import shutil
+    from pathlib import Path
+
+    import pytest
+
+    from pytest_sysmobench import load_task
+    from pytest_sysmobench.generation import source_code
+    from pytest_sysmobench.tasks import TaskError
+
+    folder = tmp_path / "spin"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "tasks" / "spin", folder,
+                    ignore=shutil.ignore_patterns("target"))
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "big.rs").write_text("".join(f"line {i}\n" for i in range(1, 101)))
+    text = (folder / "task.yaml").read_text()
+    start = text.index("  root:")
+    end = text.index("\nupstream:")
+    source = f"  root: {tmp_path}\n  files:\n    - path: src/big.rs\n      description: big\n      lines: [3-4, 98-120]\n"
+    (folder / "task.yaml").write_text(text[:start] + source + text[end:])
+    shown = source_code(load_task(folder))
+    assert "line 3\nline 4\n" in shown and "line 5\n" not in shown
+    assert "// ----- lines 98-100 -----\nline 98\nline 99\nline 100" in shown and "line 97" not in shown
+    (folder / "task.yaml").write_text(text[:start] + source.replace("3-4", "9-2") + text[end:])
+    with pytest.raises(TaskError, match="lines: '9-2' is not a line range"):
+        load_task(folder)
+
+
+def test_the_zookeeper_prompt_names_the_command_that_fetches_its_source(tmp_path) -> None:  # noqa: ANN001
+    import dataclasses
+    from pathlib import Path
+
+    import pytest
+
+    from pytest_sysmobench import load_task
+    from pytest_sysmobench.generation import SourceMissing, render_prompt
+
+    task = load_task(Path(__file__).resolve().parents[1] / "tasks" / "zookeeper")
+    missing = dataclasses.replace(task, source=dataclasses.replace(task.source, root=tmp_path / "nowhere"))
+    with pytest.raises(SourceMissing, match="apt-get source zookeeper"):
+        render_prompt(missing)

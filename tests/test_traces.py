@@ -166,3 +166,18 @@ def test_hostile_trace_lines_are_refused_quickly_with_their_line(tmp_path: Path,
     with pytest.raises(TraceError, match=rf"t\.ndjson:3: .*{re.escape(message)}"):
         load_trace(path, TASK)
     assert time.monotonic() - start < 5
+
+
+def test_a_function_on_1_to_n_may_be_a_list_and_its_values_are_still_checked(tmp_path: Path) -> None:
+    zk = load_task(ROOT / "tasks" / "zookeeper")
+    corpus = load_corpus(ROOT / "data" / "traces" / "zookeeper", zk)
+    assert corpus.errors == () and corpus.traces
+    lines = (ROOT / "data" / "traces" / "zookeeper" / "seed-1.ndjson").read_text().splitlines()[:3]
+    state = json.loads(lines[2])["state"]
+    assert isinstance(state["state"], list)  # servers are the ids 1..3: a tuple
+    lines[2] = _edit(lines[2], state={**state, "state": ["LOOKING", "SLEEPING", "DOWN"]})
+    with pytest.raises(TraceError, match=r':3: state.state: "SLEEPING" is not a value of its type'):
+        load_trace(_write(tmp_path, lines), zk)
+    lines[2] = _edit(lines[2], state={**state, "state": "LOOKING"})
+    with pytest.raises(TraceError, match=r"expected a function \(a JSON object, or a list for one on 1..n\), got str"):
+        load_trace(_write(tmp_path, lines), zk)
