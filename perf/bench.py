@@ -238,6 +238,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only", type=int, choices=range(1, 8), help="run one part (1 and 2 run together)")
+    parser.add_argument("--tasks", default="", help="part 7: these tasks only (comma-separated; default all)")
     args = parser.parse_args()
     repeat = 5 if args.quick else 15
     wanted = (lambda part: args.only is None or args.only == part)  # noqa: E731
@@ -254,7 +255,12 @@ def main() -> None:
         if wanted(6):
             parallel_benchmark(work)
         if wanted(7):
-            lead(work, ("spin",) if args.quick else tuple(sorted(t.name for t in load_tasks(ROOT / "tasks").tasks)))
+            every = tuple(sorted(t.name for t in load_tasks(ROOT / "tasks").tasks))
+            chosen = tuple(n for n in args.tasks.split(",") if n) or (("spin",) if args.quick else every)
+            unknown = sorted(set(chosen) - set(every))
+            if unknown:
+                parser.error(f"--tasks: no such task: {', '.join(unknown)}")
+            lead(work, chosen)
 
 
 if __name__ == "__main__":

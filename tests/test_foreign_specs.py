@@ -276,3 +276,25 @@ def test_mapping_errors_name_the_file_and_the_field(tmp_path: Path, text: str, m
     with pytest.raises(MappingError) as info:
         load_mapping(path, load_task(ROOT / "tasks" / "spin"))
     assert str(path) in str(info.value) and message in str(info.value)
+
+
+def test_actions_tlc_cannot_name_are_counted_one_by_one(scorer: Scorer, tmp_path: Path) -> None:
+    """`\\E m \\in net : Take(s, m)` written inline in Next is reported by TLC under Next's name;
+    two such disjuncts must not be counted as one action, or one that never fires goes unseen."""
+    inline = ("Next == \\E s \\in Server : Boot(s) \\/ Poll(s) \\/ Finish(s) \\/ Respond(s) \\/ Catchup(s) \\/ Kill(s)",
+              "Next == \\E s \\in Server :\n"
+              "    \\/ Boot(s)\n"
+              "    \\/ \\E m \\in net : Take(s, m)\n"
+              "    \\/ Finish(s)\n"
+              "    \\/ \\E m \\in net : Answer(s, m)\n"
+              "    \\/ Catchup(s)\n"
+              "    \\/ Kill(s)")
+    task = load_task(ROOT / "tasks" / "zookeeper")
+    fine = scorer.cell(task, _replay(tmp_path / "fine", "records", "zookeeper", [inline])).result("runtime")
+    assert fine.status is Status.PASSED, fine.reason
+    assert sum(a.startswith("Next at line") for a in fine.details["actions"]) == 2, fine.details["actions"]
+    silent = ('    /\\ m.st = "looking"\n    /\\ \\/ /\\ srv[s].role = "looking"',
+              '    /\\ m.st = "looking" /\\ m.st = "leading"\n    /\\ \\/ /\\ srv[s].role = "looking"')
+    broken = scorer.cell(task, _replay(tmp_path / "broken", "records", "zookeeper", [inline, silent])).result("runtime")
+    assert broken.status is Status.FAILED and broken.score is not None and broken.score < 1.0
+    assert [a for a in broken.details["never_fired"] if a.startswith("Next at line")], broken.details

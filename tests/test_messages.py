@@ -379,13 +379,16 @@ def test_simulate_coverage_counts_only_generated() -> None:
     assert (result.states_generated, result.distinct_states, result.states_left) == (201, None, None)
 
 
-def test_unnamed_disjuncts_are_summed_under_the_definition_name() -> None:
+def test_unnamed_disjuncts_are_actions_of_their_own_named_by_their_place() -> None:
     bfs = run("coverage_unnamed").coverage
-    assert (bfs["Next"].distinct, bfs["Next"].generated) == (4, 8)
-    assert bfs["Next"].locations == (Location(6, 12, "Pm", 6, 30), Location(7, 12, "Pm", 7, 31))
+    first, second = bfs["Next at line 6, col 12"], bfs["Next at line 7, col 12"]
+    assert (first.distinct, first.generated, second.distinct, second.generated) == (2, 4, 2, 4)
+    assert first.locations == (Location(6, 12, "Pm", 6, 30),) and second.locations == (Location(7, 12, "Pm", 7, 31),)
     assert (bfs["Step"].distinct, bfs["Step"].generated) == (0, 5)
+    assert "Next" not in bfs
     simulate = run("simulate_coverage_unnamed").coverage
-    assert (simulate["Next"].generated, simulate["Step"].generated) == (31, 19)
+    assert (simulate["Next at line 6, col 12"].generated, simulate["Next at line 7, col 12"].generated,
+            simulate["Step"].generated) == (19, 12, 19)
 
 
 @pytest.mark.parametrize(

@@ -393,7 +393,8 @@ def _label(label: str) -> tuple[str, Location | None]:
     """``Next line 6, col 1 to ... of module M (6 12 6 30)`` -> name and the most precise span.
 
     The parenthesised suffix (coverage of an unnamed disjunct) is the disjunct's
-    own span; the main span is then only the definition's name.
+    own span; the main span is then only the definition's name, so the disjunct is named
+    ``Next at line 6, col 12``.
     """
     match = _LABEL.match(label)
     if match is None:
@@ -401,7 +402,12 @@ def _label(label: str) -> tuple[str, Location | None]:
     module = match.group("module")
     numbers = match.group("sub") or " ".join(match.group("line", "col", "end_line", "end_col"))
     line, col, end_line, end_col = (int(part) for part in numbers.split())
-    return match.group("name").strip(), Location(line, col, module, end_line, end_col)
+    name = match.group("name").strip()
+    if match.group("sub"):
+        # A disjunct TLC could not name (``\E m \in msgs : Handle(m)`` over a variable) is an
+        # action of its own: named by its place, so two of them are never counted as one.
+        name = f"{name} at line {line}, col {col}"
+    return name, Location(line, col, module, end_line, end_col)
 
 
 def _state_values(body: str) -> dict[str, Value] | None:
