@@ -61,6 +61,7 @@ class _Codec:
     defaults: tuple[tuple[str, str], ...] = ()  # spec variable -> TLA+ set of its initial values
     #: Where the mapping came from when an evaluator model proposed it (its name and token use).
     provenance: TMapping[str, Any] = field(default_factory=dict)
+    _memo: dict[int, tuple[TMapping[str, Any], str]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def uses_canon(self) -> bool:
@@ -69,6 +70,18 @@ class _Codec:
                     or any(c.args is not None or c.exists for a in m.actions for c in a.calls))
 
     def record(self, state: TMapping[str, Any]) -> str:
+        # A state is written for the window before it, the window after it and its whole trace:
+        # write it once (trace states live as long as the corpus, so their ids are stable).
+        memo = self._memo
+        key = id(state)
+        hit = memo.get(key)
+        if hit is not None and hit[0] is state:
+            return hit[1]
+        text = self._record(state)
+        memo[key] = (state, text)
+        return text
+
+    def _record(self, state: TMapping[str, Any]) -> str:
         fields = [f"{s.var} |-> {s.translate.canonical_to_spec(state[s.translate.canonical])}"
                   for s in self.mapping.spec_state() if s.translate is not None]
         if self.uses_canon:

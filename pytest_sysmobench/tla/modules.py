@@ -24,38 +24,45 @@ _KEYWORD_LINE = re.compile(
 _DECL = re.compile(r"^[ \t]*(CONSTANTS?|VARIABLES?)\b(.*?)(?=^\S|\Z)", re.MULTILINE | re.DOTALL)
 
 
+_OUTSIDE_COMMENT = re.compile(r'\(\*|\\\*|"')
+_INSIDE_COMMENT = re.compile(r"\(\*|\*\)")
+
+
 def strip_comments(text: str) -> str:
-    """Remove (* *) (nested) and \\* comments, keeping line structure and strings."""
+    """Remove (* *) (nested) and \\* comments, keeping line structure and strings.
+
+    One left-to-right pass that jumps from one comment or string delimiter to the next (the
+    patterns are plain alternatives of literals: linear, no backtracking).
+    """
     out: list[str] = []
-    i = 0
-    depth = 0
-    while i < len(text):
+    i, n, depth = 0, len(text), 0
+    while i < n:
         if depth:
-            if text.startswith("(*", i):
-                depth += 1
-                i += 2
-            elif text.startswith("*)", i):
-                depth -= 1
-                i += 2
-            else:
-                if text[i] == "\n":
-                    out.append("\n")
-                i += 1
-        elif text.startswith("(*", i):
-            depth = 1
-            i += 2
-        elif text.startswith("\\*", i):
-            end = text.find("\n", i)
-            i = len(text) if end < 0 else end
-        elif text[i] == '"':
-            end = i + 1
-            while end < len(text) and text[end] not in '"\n':
+            found = _INSIDE_COMMENT.search(text, i)
+            stop = n if found is None else found.start()
+            out.append("\n" * text.count("\n", i, stop))
+            if found is None:
+                break
+            depth += 1 if found.group() == "(*" else -1
+            i = found.end()
+            continue
+        found = _OUTSIDE_COMMENT.search(text, i)
+        if found is None:
+            out.append(text[i:])
+            break
+        start = found.start()
+        out.append(text[i:start])
+        if found.group() == "(*":
+            depth, i = 1, found.end()
+        elif found.group() == '"':
+            end = start + 1
+            while end < n and text[end] not in '"\n':
                 end += 2 if text[end] == "\\" else 1
-            out.append(text[i : end + 1])
+            out.append(text[start : end + 1])
             i = end + 1
-        else:
-            out.append(text[i])
-            i += 1
+        else:  # \* to the end of the line
+            end = text.find("\n", start)
+            i = n if end < 0 else end
     return "".join(out)
 
 
