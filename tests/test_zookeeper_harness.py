@@ -48,7 +48,7 @@ def test_steps_follow_the_notes_and_a_handler_sees_what_was_sent() -> None:
         snap(1, 31, "send", leader=2, voters=[1, 2, 3]),
         snap(1, 32, "poll", leader=2, recvset={"2": vote(2)}),
     ]
-    _, run = zk_trace.merge(notes)
+    run = zk_trace.merge(notes)
     assert [(s.action, s.actor) for s, _ in run] == [("StartElection", 1), ("StartElection", 2), ("HandleNotification", 1)]
     final = run[-1][1].canonical()
     assert final["proposal"][0]["leader"] == 2 and final["recvset"][0] == {"$set": [{"from": 2, **vote(2)}]}
@@ -83,7 +83,7 @@ def test_a_decision_carries_its_outcome_and_a_reply_after_it_uses_it() -> None:
              n=notification(3, 3)),
     ]
     notes += [snap(3, 45, "enter", lc=0, leader=-1), snap(3, 46, "send", voters=[1, 2, 3]), snap(3, 47, "poll")]
-    _, run = zk_trace.merge(notes)
+    run = zk_trace.merge(notes)
     actions = [(s.action, s.actor) for s, _ in run]
     assert ("Decide", 1) in actions and actions[-1] == ("ReplyNotification", 1)
     after = dict(run[actions.index(("Decide", 1))][1].canonical())
@@ -106,7 +106,7 @@ def test_a_reply_goes_back_to_the_last_point_where_its_server_gave_it() -> None:
         note(1, 50, "reply", reply={"to": 3, "leader": 2, "zxid": [0, 0], "round": 1, "epoch": 0, "state": "FOLLOWING"},
              n=notification(3, 3)),
     ]
-    _, run = zk_trace.merge(notes)
+    run = zk_trace.merge(notes)
     actions = [(s.action, s.actor) for s, _ in run]
     assert actions[-2:] == [("ReplyNotification", 1), ("Sync", 1)]
     assert run[-1][1].canonical()["currentVote"][0]["epoch"] == 1

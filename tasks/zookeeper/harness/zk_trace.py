@@ -232,7 +232,7 @@ class ServerNotes:
         self.add("ReplyNotification", n["t"], lambda w: w.send(out), {"m": incoming}, check, movable=True)
 
 
-def merge(notes: list[dict[str, Any]]) -> tuple[World, list[tuple[Step, World]]]:
+def merge(notes: list[dict[str, Any]]) -> list[tuple[Step, World]]:
     """The notes of all servers as one sequence of steps and the canonical state after each."""
     stop = min((n["t"] for n in notes if n["ev"] == "stop"), default=None)
     steps: list[Step] = []
@@ -261,7 +261,7 @@ def merge(notes: list[dict[str, Any]]) -> tuple[World, list[tuple[Step, World]]]
             continue
         if world.canonical() != before.canonical():
             run.append((step, world.copy()))
-    return World(), run
+    return run
 
 
 def place_reply(placed: list[Step], reply: Step) -> None:
@@ -355,7 +355,7 @@ def main() -> None:
         if args.kills < 0:
             fail(EXIT_USAGE, "--kills must be at least 0")
         notes = run_scenario(workdir, args.seed, args.kills)
-        _, run = merge(notes)
+        run = merge(notes)
     except HarnessFailure as exc:
         fail(1, str(exc))
     except Unplaceable as exc:
