@@ -13,7 +13,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from .mapping import SET_TAG, enumerated_values
 from .tasks import Task
@@ -97,10 +97,15 @@ class _Validator:
         if name not in self.enumerated:
             return
         function, allowed = self.enumerated[name]
-        if function and not isinstance(value, (dict, list)):
+        if not function:
+            items: Iterable[JsonValue] = [value]
+        elif isinstance(value, dict):
+            items = value.values()
+        elif isinstance(value, list):  # a function on 1..n, written as a tuple
+            items = value
+        else:
             raise self.fail(line, f"state.{name}: expected a function (a JSON object, or a list for one on 1..n), "
                                   f"got {type(value).__name__}")
-        items = (value.values() if isinstance(value, dict) else value) if function else [value]
         for item in items:
             literal = ("TRUE" if item else "FALSE") if isinstance(item, bool) else json.dumps(item)
             if literal not in allowed:

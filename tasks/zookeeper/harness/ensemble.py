@@ -1,16 +1,14 @@
 """Runs a real three-server ZooKeeper ensemble on 127.0.0.1 with the election rules loaded.
 
-One run: the three servers start (in an order and with gaps the seed picks), elect a leader;
-the leader is killed, the two others elect again; the old leader is restarted and joins. Each
-server writes its own notes (FleTrace); the harness writes its own kills and starts, stamped by
-the same monotonic clock.
+zk_trace.run_scenario decides when each server starts and is killed. Each server writes its own
+notes (FleTrace); the harness writes its own starts, kills and stop, stamped by the same
+monotonic clock.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import random
 import signal
 import socket
 import subprocess
@@ -38,9 +36,8 @@ def free_ports(count: int) -> list[int]:
 
 
 class Ensemble:
-    def __init__(self, workdir: Path, seed: int) -> None:
+    def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
-        self.rng = random.Random(seed)
         ports = free_ports(9)
         self.client = dict(zip(SERVERS, ports[0:3]))
         self.quorum = dict(zip(SERVERS, ports[3:6]))

@@ -158,11 +158,11 @@ class ServerNotes:
         if ev in ("enter", "poll", "send", "leave"):
             self.sync_if_changed(n)
         if ev == "enter":
-            self.open = {"action": "StartElection", "args": {}, "sends": [], "t": n["t"], "from_down": None}
+            self.open = {"action": "StartElection", "args": {}, "sends": []}
         elif ev == "got":
             got = n.get("n")
             action = "HandleNotification" if got is not None else "Timeout"
-            self.open = {"action": action, "args": {"m": received(got, sid)} if got else {}, "sends": [], "t": n["t"]}
+            self.open = {"action": action, "args": {"m": received(got, sid)} if got else {}, "sends": []}
         elif ev == "send":
             if self.open is None:
                 raise Finding(f"server {sid} sends notifications outside an election step")
@@ -172,7 +172,7 @@ class ServerNotes:
             if self.open is not None:
                 self.close(n, leaving=ev == "leave")
             if ev == "poll" and n["site"] == 2:  # the finalize wait: see fle.btm
-                self.open = {"action": "FinalizeWait", "args": {}, "sends": [], "t": n["t"]}
+                self.open = {"action": "FinalizeWait", "args": {}, "sends": []}
         elif ev == "vote":
             vote = {k: n["vote"][k] for k in ("leader", "zxid", "round", "epoch")}
             self.sync(n["t"], currentVote=vote)  # after a decision: the same vote, no step
@@ -274,7 +274,7 @@ def place_reply(placed: list[Step], reply: Step) -> None:
         if reply.check(worlds[i]) is None:
             placed.insert(i, reply)
             return
-        if i and placed[i - 1].actor == reply.actor and placed[i - 1].action in ("Crash",):
+        if i and placed[i - 1].actor == reply.actor and placed[i - 1].action == "Crash":  # an earlier life
             break
     raise Unplaceable(f"no point before its note gives server {reply.actor}'s reply {reply.args}")
 
@@ -285,7 +285,7 @@ def run_scenario(workdir: Path, seed: int, kills: int) -> list[dict[str, Any]]:
     """Start the servers and let them elect; then, `kills` times, kill the leader, let the others
     elect, and restart it."""
     rng = random.Random(f"zk-{seed}")
-    ens = Ensemble(workdir, seed)
+    ens = Ensemble(workdir)
     order = list(SERVERS)
     rng.shuffle(order)
     try:
