@@ -32,7 +32,7 @@ func entryOf(l *raft.Log) entryRec {
 	case raft.LogCommand:
 		return entryRec{l.Term, string(l.Data)}
 	}
-	fail(2, "%s stored a log entry of type %v, which this harness does not use", l.Type)
+	fail(2, "a log entry of type %v was stored, which this harness does not use", l.Type)
 	return entryRec{}
 }
 
