@@ -237,6 +237,12 @@ class Network:
             self._lost(link)
         return lost
 
+    def peers(self, server: str) -> set[str]:
+        """The servers ``server`` has a connection with."""
+        with self.cv:
+            return {link.acceptor if link.initiator == server else link.initiator
+                    for link in self.links if link.open and server in (link.initiator, link.acceptor)}
+
     def in_flight(self) -> list[Held]:
         with self.cv:
             return list(self.held)

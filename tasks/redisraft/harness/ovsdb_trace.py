@@ -27,7 +27,7 @@ from typing import Any
 from ovsdb_cluster import Cluster, Finding, HarnessFailure, Held, read_records
 
 SETTLE_S = 0.05  # after a handled message, how long its other sends may take to reach the harness
-REPLY_WAIT_S = 0.5  # how long a handled request's reply may wait for the receiver's disk
+REPLY_WAIT_S = 0.15  # how long a handled request's reply may wait for the receiver's disk
 
 
 class Unatomic(Exception):
@@ -39,6 +39,7 @@ class Step:
     action: str
     actor: str
     state: dict[str, Any]
+    args: dict[str, Any]
 
 
 class Recorder:
@@ -46,7 +47,7 @@ class Recorder:
 
     def __init__(self, cluster: Cluster, base: int) -> None:
         self.cluster = cluster
-        self.base = base  # the committed prefix every server holds when the trace starts
+        self.base = base  # the index every server's log is counted from in the trace
 
     def index(self, i: int, context: object = "") -> int:
         if i < self.base:
@@ -106,32 +107,32 @@ class Recorder:
                 "commitIndex": self.index(max(commit, self.base))}
 
     def message(self, h: Held) -> dict[str, Any]:
+        """A message as the vocabulary writes it: every field, zero where its type sets none."""
         p = h.params
-        m: dict[str, Any] = {"from": h.src, "to": h.dst, "term": p["term"]}
+        m: dict[str, Any] = {"type": "", "from": h.src, "to": h.dst, "term": p["term"], "lastLogIndex": 0,
+                             "lastLogTerm": 0, "granted": False, "prevLogIndex": 0, "prevLogTerm": 0,
+                             "entries": [], "leaderCommit": 0, "success": False, "logEnd": 0, "nEntries": 0}
         if h.method == "vote_request":
-            m |= {"type": "RequestVoteRequest", "lastLogIndex": self.index(p["last_log_index"]),
+            m |= {"type": "RequestVoteRequest", "lastLogIndex": self.index(p["last_log_index"], p),
                   "lastLogTerm": p["last_log_term"]}
         elif h.method == "vote_reply":
             m |= {"type": "RequestVoteResponse", "granted": self.cluster.by_sid.get(p["vote"]) == h.dst}
         elif h.method == "append_request":
             m |= {"type": "AppendEntriesRequest", "prevLogIndex": self.index(p["prev_log_index"], p),
-                  "prevLogTerm": p["prev_log_term"], "leaderCommit": self.index(p["leader_commit"]),
+                  "prevLogTerm": p["prev_log_term"], "leaderCommit": self.index(p["leader_commit"], p),
                   "entries": [{"term": e["term"], "value": entry_value(e)} for e in p.get("log", [])]}
         else:
             m |= {"type": "AppendEntriesResponse", "success": p["result"] == "OK",
-                  "logEnd": self.index(p["log_end"]), "prevLogIndex": self.index(p["prev_log_index"]),
-                  "nEntries": p["n_entries"]}
+                  "logEnd": self.index(p["log_end"], p), "prevLogIndex": self.index(p["prev_log_index"], p),
+                  "prevLogTerm": p["prev_log_term"], "nEntries": p["n_entries"]}
         return m
 
     def state(self) -> dict[str, Any]:
+        """Every server's part of the state; the run decides which messages are in flight."""
         per = {n: self.server(n) for n in self.cluster.names}
-        msgs = [self.message(h) for h in self.cluster.net.in_flight()]
-        keys = [json.dumps(m, sort_keys=True) for m in msgs]
-        if len(set(keys)) != len(keys):
-            raise Unatomic("two equal messages in flight")
         fields = ("state", "currentTerm", "votedFor", "leader", "log", "commitIndex", "nextIndex", "matchIndex")
         out: dict[str, Any] = {f: {n: per[n][f] for n in self.cluster.names} for f in fields}
-        out["messages"] = {"$set": msgs}
+        out["votesGranted"] = {n: {"$set": []} for n in self.cluster.names}  # the run fills in a candidate's
         return out
 
 
@@ -164,8 +165,11 @@ class Run:
         self.written = 0
         self.crashed: str | None = None
         self.crash_step = 0
+        self.isolated: str | None = None  # a follower cut off until its election timer fires
+        self.isolation_done = False
         self.steps: list[Step] = []
         self.accounted: set[int] = set()  # held messages some logged step already sent
+        self.votes: dict[str, set[str]] = {n: set() for n in cluster.names}  # a candidate's granted votes
         self.recorder: Recorder
         self.last: dict[str, Any] = {}
         self.clients: list[Any] = []
@@ -189,28 +193,53 @@ class Run:
                 raise HarnessFailure(f"the cluster did not form: {sts}")
         self.net.holding = True
         time.sleep(0.05)  # what was already on its way is handled
-        base = min(self.cluster.status(n).commit for n in self.cluster.names)
+        # The formation's entries are committed on every server; the last of them (the
+        # configuration of three servers) stays as entry 1, the rest is left out.
+        base = min(self.cluster.status(n).commit for n in self.cluster.names) - 1
         self.recorder = Recorder(self.cluster, base)
+        for h in self.net.in_flight():  # sent before the trace begins: lost, as a network may
+            self.net.drop(h)
         self.last = self.recorder.state()
-        self.accounted = {h.number for h in self.net.in_flight()}
-        self.steps.append(Step("Init", "", self.last))
+        self.last["messages"] = {"$set": []}
+        self.steps.append(Step("Init", "", self.last, {}))
 
     # -- steps ----------------------------------------------------------------------------
-    def log(self, action: str, actor: str, sent: list[Held]) -> None:
+    def log(self, action: str, actor: str, sent: list[Held], args: dict[str, Any]) -> None:
         """Logs a step of the scheduler's: the actor's part of the state read now, and its sends.
 
         Another server's timer may have fired meanwhile; what it did is left to ``absorb``,
         which logs it as that server's own step next (the processes do not share state).
         """
         now = self.recorder.state()
-        self.accounted |= {h.number for h in sent}
+        if (action.startswith("Handle") and now["state"][actor] == "Candidate"
+                and now["currentTerm"][actor] > self.last["currentTerm"][actor]):
+            raise Unatomic(f"{actor}'s election timer fired while it handled a message")
+        if any(h.method == "vote_request" for h in sent):
+            raise Unatomic(f"{actor} started an election inside a step")
+        self._admit(sent)
         self.last = self._compose(actor, now)
-        self.steps.append(Step(action, actor, self.last))
+        self.steps.append(Step(action, actor, self.last, args))
+
+    def _admit(self, sent: list[Held]) -> None:
+        """Puts a step's sends in flight. The network is a set: a message equal to one already in
+        flight adds nothing, so the harness loses the second copy instead of delivering it twice."""
+        flying = {json.dumps(self.recorder.message(h), sort_keys=True)
+                  for h in self.net.in_flight() if h.number in self.accounted}
+        for h in sent:
+            key = json.dumps(self.recorder.message(h), sort_keys=True)
+            if key in flying:
+                self.net.drop(h)
+            else:
+                flying.add(key)
+                self.accounted.add(h.number)
 
     def _compose(self, actor: str, now: dict[str, Any]) -> dict[str, Any]:
         state = {f: dict(v) for f, v in self.last.items() if f != "messages"}
         for f in state:
             state[f][actor] = now[f][actor]
+        if state["state"][actor] != "Candidate":
+            self.votes[actor] = set()
+        state["votesGranted"][actor] = {"$set": sorted(self.votes[actor])}
         held = self.net.in_flight()
         self.accounted &= {h.number for h in held}
         msgs = [self.recorder.message(h) for h in held if h.number in self.accounted]
@@ -221,37 +250,54 @@ class Run:
         return state
 
     def absorb(self) -> None:
-        """Logs the servers' own steps since the last one: elections, heartbeats, stepping down.
+        """Logs the servers' own steps since the last one: elections (a leader that did not hear
+        from a quorum in an election time steps down into one) and heartbeats.
 
         The servers are separate processes and nothing was delivered meanwhile, so their own steps
         do not depend on one another: each is logged as if it came alone, one after the other.
         """
         time.sleep(SETTLE_S)
-        held = self.net.in_flight()
-        fresh = [h for h in held if h.number not in self.accounted]
         now = self.recorder.state()
-        changed = [n for n in self.cluster.names if any(now[f][n] != self.last[f][n] for f in now if f != "messages")]
+        changed = self._changed(now)
+        if changed:  # an election's vote requests wait for its term to reach the disk
+            deadline = time.monotonic() + 1.0
+            while time.monotonic() < deadline and not all(self._asked_all(n) for n in changed):
+                time.sleep(0.01)
+            now = self.recorder.state()
+            changed = self._changed(now)
+        fresh = [h for h in self.net.in_flight() if h.number not in self.accounted]
         for name in changed:
             role, mine = now["state"][name], [h for h in fresh if h.src == name]
             if role == "Candidate" and now["currentTerm"][name] > self.last["currentTerm"][name]:
                 if any(h.method != "vote_request" for h in mine):
                     raise Unatomic(f"{name} started an election and sent other messages too")
-                self._log_own("ElectionTimeout", name, now, mine)
-            elif self.last["state"][name] == "Leader" and role == "Follower" and not mine:
-                self._log_own("StepDown", name, now, [])
+                self.votes[name] = {name}
+                self._log_own("ElectionTimeout", name, now, mine, {})
             else:
                 raise Unatomic(f"{name} changed with no step to explain it")
         for h in [h for h in fresh if h.src not in changed]:
             if not heartbeat(h):
                 raise Unatomic(f"{h.src} sent {h.method} ({h.params.get('comment')}) outside any step")
-            self._log_own("Heartbeat", h.src, now, [h])
+            self._log_own("Heartbeat", h.src, now, [h], {"j": h.dst})
 
-    def _log_own(self, action: str, actor: str, now: dict[str, Any], sent: list[Held]) -> None:
-        self.accounted |= {h.number for h in sent}
+    def _asked_all(self, name: str) -> bool:
+        """Whether a new candidate's vote requests have reached every server it is connected to."""
+        asked = {h.dst for h in self.net.in_flight() if h.src == name and h.number not in self.accounted
+                 and h.method == "vote_request"}
+        return self.net.peers(name) <= asked
+
+    def _changed(self, now: dict[str, Any]) -> list[str]:
+        return [n for n in self.cluster.names
+                if any(now[f][n] != self.last[f][n] for f in now if f not in ("messages", "votesGranted"))]
+
+    def _log_own(self, action: str, actor: str, now: dict[str, Any], sent: list[Held],
+                 args: dict[str, Any]) -> None:
+        self._admit(sent)
         self.last = self._compose(actor, now)
-        self.steps.append(Step(action, actor, self.last))
+        self.steps.append(Step(action, actor, self.last, args))
 
     def deliver(self, h: Held) -> None:
+        m = self.recorder.message(h)
         seen = self.net.last_number
         if not self.net.deliver(h):
             raise Unatomic(f"{h.dst} did not handle {h.method} from {h.src}")
@@ -263,9 +309,13 @@ class Run:
         time.sleep(SETTLE_S)
         # What the handler sent; a heartbeat is the receiver's timer, logged as its own step.
         sent = [x for x in self.net.in_flight() if x.number > seen and x.src == h.dst and not heartbeat(x)]
+        i = h.dst
+        if (h.method == "vote_reply" and self.last["state"][i] == "Candidate"
+                and h.params["term"] == self.last["currentTerm"][i] and self.cluster.by_sid.get(h.params["vote"]) == i):
+            self.votes[i].add(h.src)  # raft_accept_vote: a granted vote of the candidate's term
         action = {"vote_request": "HandleRequestVoteRequest", "vote_reply": "HandleRequestVoteResponse",
                   "append_request": "HandleAppendEntriesRequest", "append_reply": "HandleAppendEntriesResponse"}
-        self.log(action[h.method], h.dst, sent)
+        self.log(action[h.method], h.dst, sent, {"m": m})
 
     def client_request(self, leader: str) -> None:
         seen = self.net.last_number
@@ -281,21 +331,22 @@ class Run:
             raise Unatomic(f"{leader} did not append {value}")
         time.sleep(SETTLE_S)
         sent = [x for x in self.net.in_flight() if x.number > seen and x.src == leader and not heartbeat(x)]
-        self.log("ClientRequest", leader, sent)
+        self.log("ClientRequest", leader, sent, {"v": value})
 
     def crash(self, name: str) -> None:
         self.cluster.crash(name)
         self.crashed, self.crash_step = name, len(self.steps)
-        self.log("Crash", name, [])
+        self.log("Crash", name, [], {})
 
     def restart(self, name: str) -> None:
         self.cluster.start(name)
         self.crashed = None
-        self.log("Restart", name, [])
+        self.log("Restart", name, [], {})
 
     def drop(self, h: Held) -> None:
+        m = self.recorder.message(h)
         self.net.drop(h)
-        self.log("DropMessage", h.dst, [])
+        self.log("DropMessage", h.dst, [], {"m": m})
 
     # -- the scheduler -------------------------------------------------------------------------
     def leader(self) -> str | None:
@@ -307,18 +358,33 @@ class Run:
         options: list[tuple[float, Any]] = []
         # The oldest message is likeliest to go next, as on a network that mostly keeps order;
         # a server's timers resend what waits too long, and two equal messages cannot be told apart.
+        leader = self.leader()
+        if self.isolated and self.last["state"][self.isolated] == "Candidate":
+            self.isolated, self.isolation_done = None, True  # its vote requests may now go out
+        if leader and not self.isolation_done and self.isolated is None and self.written >= 1:
+            # Once, a follower loses its connections until its election timer fires: its
+            # election meets a leader and a follower that still hear from each other.
+            self.isolated = self.rng.choice([n for n in self.cluster.names if n != leader])
         logged = [h for h in self.net.in_flight() if h.number in self.accounted]  # not what came since
         for age, h in enumerate(logged):
+            if self.isolated in (h.src, h.dst):
+                options.append((50.0, lambda h=h: self.drop(h)))
+                continue
             if self.cluster.up(h.dst):
                 options.append((50.0 if age == 0 else 8.0, lambda h=h: self.deliver(h)))
             options.append((1.0, lambda h=h: self.drop(h)))
-        leader = self.leader()
         # ovsdb-server hands a database's transactions to Raft one at a time: the next write
         # waits until the last one has committed, so only then is it a step of its own.
-        if leader and self.written < self.puts and self.last["commitIndex"][leader] == len(self.last["log"][leader]):
+        if (leader and self.written < self.puts and self.last["commitIndex"][leader] == len(self.last["log"][leader])
+                and not self.isolated):
             options.append((4.0, lambda: self.client_request(leader)))
-        if leader and self.crashed is None and self.crash_step == 0 and self.written >= self.puts // 2:
-            options.append((2.0, lambda: self.crash(leader)))
+        if (leader and self.crashed is None and self.crash_step == 0 and self.written >= self.puts // 2
+                and self.isolation_done):
+            # Likeliest while the leader holds a write no follower has: the next leader then
+            # writes over that entry, and the old leader's log is cut back when it returns.
+            ahead = all(len(self.last["log"][n]) < len(self.last["log"][leader]) for n in self.cluster.names
+                        if n != leader)
+            options.append((200.0 if ahead else 2.0, lambda: self.crash(leader)))
         if self.crashed and len(self.steps) - self.crash_step > 30:
             down = self.crashed
             options.append((5.0, lambda: self.restart(down)))
@@ -358,14 +424,20 @@ def write(run: Run, seed: int, steps: int, out: Path | None) -> None:
     counts: dict[str, int] = {}
     for s in run.steps[1:]:
         counts[s.action] = counts.get(s.action, 0) + 1
-    meta = {"task": "redisraft", "seed": seed, "steps": steps, "harness": "ovsdb-trace 0",
+    states = [s.state for s in run.steps]
+    constants = {"Servers": list(run.cluster.names), "Values": [f"v{k}" for k in range(1, run.puts + 1)],
+                 "MaxTerm": max(t for st in states for t in st["currentTerm"].values()),
+                 "MaxLogLen": max(len(log) for st in states for log in st["log"].values())}
+    meta = {"task": "redisraft", "seed": seed, "steps": steps, "constants": constants, "harness": "ovsdb-trace 1",
             "system": "Open vSwitch 3.1.0 ovsdb-server, clustered (Debian openvswitch-common)",
             "actions": dict(sorted(counts.items()))}
     lines = [json.dumps({"meta": meta}, separators=(",", ":"))]
     for i, s in enumerate(run.steps):
         rec: dict[str, Any] = {"step": i, "action": s.action}
-        if s.actor:
+        if s.actor and s.action != "DropMessage":
             rec["actor"] = s.actor
+        if s.args:
+            rec["args"] = s.args
         rec["state"] = s.state
         lines.append(json.dumps(rec, separators=(",", ":")))
     text = "\n".join(lines) + "\n"
