@@ -23,8 +23,8 @@
 (*   starts an election itself;                                             *)
 (* - an RPC is sent only where a connection is up, so a server's sends in  *)
 (*   one step may reach any subset of the servers it addresses.            *)
-(* Indexes count from the configuration entry every server holds when the  *)
-(* cluster has formed (entry 1).                                            *)
+(* The behaviour starts when the cluster has formed; indexes count from    *)
+(* the configuration entry every server then holds (entry 1).              *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets
 
@@ -78,17 +78,21 @@ TypeOK ==
     /\ votesGranted \in [Servers -> SUBSET Servers]
     /\ messages \subseteq Message
 
+\* The cluster has just formed: the server that created it leads in term 2 (its election as a
+\* one-server cluster), the others joined and follow it, and every log ends with the
+\* configuration of all servers, committed.
 Init ==
-    /\ state = [i \in Servers |-> "Follower"]
-    /\ currentTerm = [i \in Servers |-> 1]
-    /\ votedFor = [i \in Servers |-> Nil]
-    /\ leader = [i \in Servers |-> Nil]
-    /\ log = [i \in Servers |-> <<Entry(1, "config")>>]
-    /\ commitIndex = [i \in Servers |-> 1]
-    /\ nextIndex = [i \in Servers |-> Zeros]
-    /\ matchIndex = [i \in Servers |-> Zeros]
-    /\ votesGranted = [i \in Servers |-> {}]
-    /\ messages = {}
+    \E l \in Servers :
+        /\ state = [i \in Servers |-> IF i = l THEN "Leader" ELSE "Follower"]
+        /\ currentTerm = [i \in Servers |-> 2]
+        /\ votedFor = [i \in Servers |-> IF i = l THEN l ELSE Nil]
+        /\ leader = [i \in Servers |-> l]
+        /\ log = [i \in Servers |-> <<Entry(2, "config")>>]
+        /\ commitIndex = [i \in Servers |-> 1]
+        /\ nextIndex = [i \in Servers |-> [j \in Servers |-> IF i = l /\ j # l THEN 2 ELSE 0]]
+        /\ matchIndex = [i \in Servers |-> [j \in Servers |-> IF i = l /\ j # l THEN 1 ELSE 0]]
+        /\ votesGranted = [i \in Servers |-> {}]
+        /\ messages = {}
 
 \* raft_start_election, also by a leader that did not hear from a quorum.
 ElectionTimeout(i) ==
@@ -302,16 +306,12 @@ DropMessage(m) ==
     /\ UNCHANGED <<state, currentTerm, votedFor, leader, log, commitIndex, nextIndex, matchIndex,
                    votesGranted>>
 
-Receive(i) ==
-    \E m \in messages :
-        \/ HandleRequestVoteRequest(i, m)
-        \/ HandleRequestVoteResponse(i, m)
-        \/ HandleAppendEntriesRequest(i, m)
-        \/ HandleAppendEntriesResponse(i, m)
-
 Next ==
     \/ \E i \in Servers : ElectionTimeout(i)
-    \/ \E i \in Servers : Receive(i)
+    \/ \E i \in Servers, m \in messages : HandleRequestVoteRequest(i, m)
+    \/ \E i \in Servers, m \in messages : HandleRequestVoteResponse(i, m)
+    \/ \E i \in Servers, m \in messages : HandleAppendEntriesRequest(i, m)
+    \/ \E i \in Servers, m \in messages : HandleAppendEntriesResponse(i, m)
     \/ \E i, j \in Servers : Heartbeat(i, j)
     \/ \E i \in Servers, v \in Values : ClientRequest(i, v)
     \/ \E i \in Servers : Crash(i)
