@@ -227,15 +227,13 @@ class Network:
         with self.cv:
             self.held.remove(held)
 
-    def sever(self, server: str) -> list[Held]:
+    def sever(self, server: str) -> None:
         """Closes every connection of a crashed server; what was in flight on them is lost."""
         with self.cv:
-            lost = [h for h in self.held if server in (h.src, h.dst)]
-            self.held = [h for h in self.held if h not in lost]
+            self.held = [h for h in self.held if server not in (h.src, h.dst)]
             links = [link for link in self.links if server in (link.initiator, link.acceptor)]
         for link in links:
             self._lost(link)
-        return lost
 
     def peers(self, server: str) -> set[str]:
         """The servers ``server`` has a connection with."""
@@ -246,17 +244,6 @@ class Network:
     def in_flight(self) -> list[Held]:
         with self.cv:
             return list(self.held)
-
-    def wait_for_new(self, seen: int, timeout: float) -> bool:
-        """Waits until a message numbered above ``seen`` is held."""
-        deadline = time.monotonic() + timeout
-        with self.cv:
-            while self._numbers <= seen:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self.cv.wait(left)
-        return True
 
     @property
     def last_number(self) -> int:
@@ -339,14 +326,14 @@ class Cluster:
                 raise HarnessFailure(f"{name} did not start (see {name}.log)")
             time.sleep(0.02)
 
-    def crash(self, name: str) -> list[Held]:
+    def crash(self, name: str) -> None:
         s = self.servers[name]
         if s.proc is not None:
             s.proc.send_signal(signal.SIGKILL)
             s.proc.wait(timeout=10)
             s.proc = None
         s.ctl.unlink(missing_ok=True)
-        return self.net.sever(name)
+        self.net.sever(name)
 
     def stop(self) -> None:
         for name in self.names:

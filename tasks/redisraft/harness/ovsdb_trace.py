@@ -2,10 +2,10 @@
 
 The cluster is formed first (one server creates it, two join through it), outside the trace.
 Then the network holds every Raft RPC, and a seeded scheduler takes one step at a time: deliver
-or drop a message in flight, a client write at the leader, a crash of the leader, a restart.
-The servers add steps of their own by their timers: a heartbeat, an election, a leader that
-steps down. Each step's state is read when the step is done, from every server's
-``cluster/status`` and database file and from the messages the harness holds.
+or drop a message in flight, a client write at the leader, a crash of the leader, a restart; once
+a follower is isolated until its election timer fires. The servers add steps of their own by
+their timers: a heartbeat, an election. Each step's state is read when the step is done, from the
+actor's ``cluster/status`` and database file and from the messages the harness holds.
 
 Exit codes: 0 written; 2 a finding (a server did something the vocabulary cannot say); 3 the run
 could not be cut into atomic steps (a timer fired inside a step), nothing written, run it again;
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,8 +27,9 @@ from typing import Any
 
 from ovsdb_cluster import Cluster, Finding, HarnessFailure, Held, read_records
 
-SETTLE_S = 0.05  # after a handled message, how long its other sends may take to reach the harness
-REPLY_WAIT_S = 0.15  # how long a handled request's reply may wait for the receiver's disk
+# After a handled message, how long its reply and other sends may take to reach the harness (a
+# reply waits for the receiver's disk); one that comes later discards the run.
+SETTLE_S = 0.05
 
 
 class Unatomic(Exception):
@@ -43,7 +45,7 @@ class Step:
 
 
 class Recorder:
-    """Reads the canonical state: per server, then the messages in flight."""
+    """Reads each server's part of the canonical state and writes messages in the vocabulary."""
 
     def __init__(self, cluster: Cluster, base: int) -> None:
         self.cluster = cluster
@@ -51,14 +53,14 @@ class Recorder:
 
     def index(self, i: int, context: object = "") -> int:
         if i < self.base:
-            raise Finding(f"index {i} is inside the committed prefix {self.base}: {context}")
+            raise Finding(f"index {i} is inside the committed prefix {self.base}: {str(context)[:200]}")
         return i - self.base
 
     def server(self, name: str) -> dict[str, Any]:
         persisted = self.persisted(name)
         if not self.cluster.up(name):
-            return {**persisted, "state": "Down", "leader": "none", "commitIndex": persisted["commitIndex"],
-                    "nextIndex": self.zeros(), "matchIndex": self.zeros()}
+            return {**persisted, "state": "Down", "leader": "none", "nextIndex": self.zeros(),
+                    "matchIndex": self.zeros()}
         for _ in range(50):
             st = self.cluster.status(name)
             vote = name if st.vote == "self" else st.vote
@@ -172,12 +174,11 @@ class Run:
         self.votes: dict[str, set[str]] = {n: set() for n in cluster.names}  # a candidate's granted votes
         self.recorder: Recorder
         self.last: dict[str, Any] = {}
-        self.clients: list[Any] = []
+        self.clients: list[subprocess.Popen[bytes]] = []
 
     # -- the cluster before the trace ---------------------------------------------------------
     def form(self) -> None:
-        order = list(self.cluster.names)
-        for name in order:
+        for name in self.cluster.names:
             self.cluster.start(name)
         deadline = time.monotonic() + 20
         while True:
@@ -210,15 +211,29 @@ class Run:
         Another server's timer may have fired meanwhile; what it did is left to ``absorb``,
         which logs it as that server's own step next (the processes do not share state).
         """
-        now = self.recorder.state()
-        if (action.startswith("Handle") and now["state"][actor] == "Candidate"
-                and now["currentTerm"][actor] > self.last["currentTerm"][actor]):
-            raise Unatomic(f"{actor}'s election timer fired while it handled a message")
+        if action in ("ClientRequest", "HandleRequestVoteResponse"):
+            self._own_entries_on_disk(actor)
+        part = self.recorder.server(actor)  # the actor alone: the sooner the step ends, the better
+        if (action.startswith("Handle") and part["state"] == "Candidate"
+                and part["currentTerm"] > self.last["currentTerm"][actor]):
+            raise Unatomic(f"{actor}'s election timer fired while it handled {action} "
+                           f"(term {self.last['currentTerm'][actor]} -> {part['currentTerm']})")
         if any(h.method == "vote_request" for h in sent):
             raise Unatomic(f"{actor} started an election inside a step")
         self._admit(sent)
-        self.last = self._compose(actor, now)
+        self.last = self._compose(actor, part)
         self.steps.append(Step(action, actor, self.last, args))
+
+    def _own_entries_on_disk(self, actor: str) -> None:
+        """A leader counts its own entries toward a commit once they are on its disk (its own
+        match index); the step that appends them ends only then, as the vocabulary has it."""
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            st = self.cluster.status(actor)
+            if st.role != "leader" or st.match_index.get(actor, 0) >= st.log_end - 1:
+                return
+            time.sleep(0.005)
+        raise Unatomic(f"{actor}'s own entries did not reach its disk")
 
     def _admit(self, sent: list[Held]) -> None:
         """Puts a step's sends in flight. The network is a set: a message equal to one already in
@@ -233,10 +248,11 @@ class Run:
                 flying.add(key)
                 self.accounted.add(h.number)
 
-    def _compose(self, actor: str, now: dict[str, Any]) -> dict[str, Any]:
+    def _compose(self, actor: str, part: dict[str, Any]) -> dict[str, Any]:
+        """The last state with the actor's part replaced and the messages now in flight."""
         state = {f: dict(v) for f, v in self.last.items() if f != "messages"}
-        for f in state:
-            state[f][actor] = now[f][actor]
+        for f in part:
+            state[f][actor] = part[f]
         if state["state"][actor] != "Candidate":
             self.votes[actor] = set()
         state["votesGranted"][actor] = {"$set": sorted(self.votes[actor])}
@@ -276,8 +292,12 @@ class Run:
             else:
                 raise Unatomic(f"{name} changed with no step to explain it")
         for h in [h for h in fresh if h.src not in changed]:
+            if h.method == "vote_request":
+                continue  # an election that began after the state was read: the next absorb logs it
             if not heartbeat(h):
-                raise Unatomic(f"{h.src} sent {h.method} ({h.params.get('comment')}) outside any step")
+                raise Unatomic(f"{h.src} sent {h.method} ({h.params.get('comment')}, term {h.params.get('term')}) "
+                               f"outside any step; its last logged term {self.last['currentTerm'][h.src]}, "
+                               f"role {self.last['state'][h.src]}")
             self._log_own("Heartbeat", h.src, now, [h], {"j": h.dst})
 
     def _asked_all(self, name: str) -> bool:
@@ -293,7 +313,7 @@ class Run:
     def _log_own(self, action: str, actor: str, now: dict[str, Any], sent: list[Held],
                  args: dict[str, Any]) -> None:
         self._admit(sent)
-        self.last = self._compose(actor, now)
+        self.last = self._compose(actor, {f: now[f][actor] for f in now if f != "votesGranted"})
         self.steps.append(Step(action, actor, self.last, args))
 
     def deliver(self, h: Held) -> None:
@@ -301,11 +321,6 @@ class Run:
         seen = self.net.last_number
         if not self.net.deliver(h):
             raise Unatomic(f"{h.dst} did not handle {h.method} from {h.src}")
-        if h.method in ("vote_request", "append_request"):
-            deadline = time.monotonic() + REPLY_WAIT_S
-            while time.monotonic() < deadline and not any(
-                    x.src == h.dst and x.dst == h.src and x.number > seen for x in self.net.in_flight()):
-                time.sleep(0.005)
         time.sleep(SETTLE_S)
         # What the handler sent; a heartbeat is the receiver's timer, logged as its own step.
         sent = [x for x in self.net.in_flight() if x.number > seen and x.src == h.dst and not heartbeat(x)]
