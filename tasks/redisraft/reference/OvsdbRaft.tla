@@ -38,7 +38,10 @@ vars == <<state, currentTerm, votedFor, leader, log, commitIndex,
 
 Nil == "none"
 Entry(t, v) == [term |-> t, value |-> v]
-TermAt(l, k) == IF k = 0 \/ k > Len(l) THEN 0 ELSE l[k].term
+\* Index 0 is the formation's last entry before the configuration, a membership entry of term 2:
+\* a leader whose nextIndex has come down to 1 sends it as the previous entry.
+PrefixTerm == 2
+TermAt(l, k) == IF k = 0 THEN PrefixTerm ELSE IF k > Len(l) THEN 0 ELSE l[k].term
 LastTerm(l) == TermAt(l, Len(l))
 Quorum(S) == 2 * Cardinality(S) > Cardinality(Servers)
 Min(a, b) == IF a < b THEN a ELSE b

@@ -19,5 +19,6 @@ Rpy(kind, src, dst, term, yes) ==
     [kind |-> kind, src |-> src, dst |-> dst, term |-> term, yes |-> yes,
      pli |-> 0, plt |-> 0, n |-> 0, logEnd |-> 0]
 
-TermOf(lg, k) == IF k = 0 \/ k > Len(lg) THEN 0 ELSE lg[k].t
+\* Index 0: the formation's entry before the configuration, written in term 2.
+TermOf(lg, k) == IF k = 0 THEN 2 ELSE IF k > Len(lg) THEN 0 ELSE lg[k].t
 =============================================================================
