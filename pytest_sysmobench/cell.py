@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .cache import atomic_write_text
 from .models import Candidate, SpecSource
 from .phases import CHECKS, CellContext
-from .scoring import PhaseResult, Status, composite, gate
+from .scoring import Cause, PhaseResult, Status, composite, gate
 from .tasks import PHASES, Task
 from .tla.driver import DriverError
 from .tla.jar import ToolchainMissing
@@ -109,8 +109,7 @@ class Cell:
         try:
             return self._compute(phase)
         except CellBudgetSpent as exc:
-            return PhaseResult(phase, Status.INCONCLUSIVE, None, f"inconclusive: {exc}; this phase was not finished",
-                               {"cell_budget_s": self.task.cell_budget_s})
+            return self._out_of_time(phase, exc)
         except (DriverError, ToolchainMissing):
             raise  # the plugin reports these as pytest errors with their own message
         except Exception as exc:  # noqa: BLE001 - whatever it is, the cell records it and goes on
@@ -120,10 +119,11 @@ class Cell:
     def _compute(self, phase: str) -> PhaseResult:
         candidate = self.candidate()
         if candidate.absent:
-            return PhaseResult(phase, Status.SKIPPED, None, f"skipped: {candidate.absent}")
+            return PhaseResult(phase, Status.SKIPPED, None, f"skipped: {candidate.absent}", cause=Cause.NO_SPEC)
         if candidate.generation_error:
             # A request that failed after its retries says nothing of the model's spec: no score.
-            return PhaseResult(phase, Status.BLOCKED, None, f"blocked: generation failed: {candidate.generation_error}")
+            return PhaseResult(phase, Status.BLOCKED, None, f"blocked: generation failed: {candidate.generation_error}",
+                               cause=Cause.GENERATION)
         earlier = [self.result(p) for p in PHASES[: PHASES.index(phase)] if p in ("syntax", "runtime")]
         budget = self._start_budget()
         if budget.remaining() <= 0:
@@ -134,14 +134,18 @@ class Cell:
             return blocked
         toolchain = self._toolchain().bounded(budget)
         context = CellContext(self.task, candidate, toolchain, self.run_dir, self.traces_dir, self.evaluator)
-        result = CHECKS[phase](context)
-        if budget.remaining() <= 0 and result.status is not Status.PASSED:
-            # A run cut short by the cell budget may have decided this result: it is not counted.
-            return PhaseResult(phase, Status.INCONCLUSIVE, None,
-                               f"inconclusive: the cell budget of {budget.seconds:g} s (task.yaml cell_budget_s) "
-                               f"ran out during this phase (it had reached: {result.status.value}: {result.reason})",
-                               {**result.details, "cell_budget_s": budget.seconds})
-        return result
+        return CHECKS[phase](context)
+
+    def _out_of_time(self, phase: str, spent: CellBudgetSpent) -> PhaseResult:
+        """The whole cell's safety net in seconds ran out.  Work bounds end every check long
+        before it on any machine, so only a spec whose evaluation never finishes gets here: it is
+        charged to the spec, unless a known-good check right after fails too."""
+        details = {"cell_budget_s": self.task.cell_budget_s, "failure_class": "timeout"}
+        if not self._toolchain().harness_sound(self.run_dir / "harness-check"):
+            return PhaseResult(phase, Status.ERROR, None, f"harness error: {spent}, and a known-good check run right "
+                               "after failed too", details, cause=Cause.HARNESS)
+        return PhaseResult(phase, Status.FAILED, 0.0, f"{spent}; this phase was not finished, and a known-good check "
+                           "right after finished normally: charged to the spec", details)
 
     def _start_budget(self) -> CellBudget:
         if self._budget is None:

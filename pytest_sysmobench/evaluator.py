@@ -34,7 +34,13 @@ _CASE_ARM = re.compile(r"([A-Za-z0-9_)\]}\"]\s*)\[\]\s*(?=OTHER\b|[^\n]*?->)")
 
 
 class EvaluatorError(RuntimeError):
-    """The evaluator model could not be asked, or its answer has nothing usable in it."""
+    """The evaluator model could not be asked (``unanswered``: the benchmark's loss, no score), or
+    its answer has nothing usable in it (the evaluator's proposal failed: scored, like a spec's
+    own mapping that does not fit)."""
+
+    def __init__(self, message: str, unanswered: bool = False) -> None:
+        super().__init__(message)
+        self.unanswered = unanswered
 
 
 def _json_answer(text: str) -> Any:
@@ -181,7 +187,7 @@ class Evaluator:
         try:
             answer, cached = self.store.answer(self.client, prompt, 0, stage, json_mode=True)
         except GenerationError as exc:
-            raise EvaluatorError(f"evaluator {self.name} failed: {exc}") from exc
+            raise EvaluatorError(f"evaluator {self.name} failed: {exc}", unanswered=True) from exc
         use.requests += 0 if cached else 1
         use.cached += 1 if cached else 0
         use.prompt_tokens += answer.prompt_tokens

@@ -57,6 +57,9 @@ class PhaseRecord:
     score: float | None
     reason: str
     details: dict[str, JSON] = dataclasses.field(default_factory=dict)
+    #: "spec" (scored) or "benchmark" (no score; ``cause`` says why).
+    charged_to: str = "spec"
+    cause: str | None = None
     tools: dict[str, int] = dataclasses.field(default_factory=dict)
     generation: dict[str, JSON] | None = None
     provenance: dict[str, JSON] = dataclasses.field(default_factory=dict)
@@ -65,7 +68,8 @@ class PhaseRecord:
     def of(cls, task: str, model: str, sample: int, result: PhaseResult, **extra: Any) -> PhaseRecord:
         details = {k: v for k, v in result.details.items() if k != "templates"}
         return cls(task, model, sample, result.phase, result.status.value, result.score, result.reason,
-                   jsonable(details), **{k: jsonable(v) for k, v in extra.items()})
+                   jsonable(details), result.charged_to.value, result.cause.value if result.cause else None,
+                   **{k: jsonable(v) for k, v in extra.items()})
 
     def with_outcome(self, status: str, reason: str) -> PhaseRecord:
         return dataclasses.replace(self, status=status, reason=reason)

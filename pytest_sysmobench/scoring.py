@@ -1,12 +1,13 @@
-"""Phase results, gates and the composite score.
+"""Phase results, who each is charged to, gates and the composite score.
 
-A phase that could not run is never silently dropped: it is *blocked* (an earlier phase
-stopped it), *skipped* (nothing to check, e.g. no traces), *not evaluable* (no mapping onto
-the canonical vocabulary), *inconclusive* (a budget cut the check short) or an *error*
-(the harness failed, not the spec).  Only *blocked* is the spec's doing and scores 0, like the
-original benchmark's "missing phase = 0".  The others have no score: they say nothing about
-the spec, so they keep their reason and stay out of every mean, and a cell with such a phase
-has no composite (it is counted apart as unscored).
+Every outcome is charged to whoever caused it.  What the spec, its cfg or its mapping (as
+submitted, or as an evaluator model proposed it) could not do is the spec's: it has a score,
+0 where nothing could be checked (*blocked* by an earlier phase, *not evaluable* without a
+mapping, a mapping that does not fit, a check that only the safety net in seconds could stop).
+Only what the benchmark could not do has no score: a fault of the harness or the machine, a
+missing toolchain, no traces, a system unavailable offline, a model endpoint that did not
+answer.  Such an outcome names its cause, stays out of every mean and is counted apart, so no
+spec can raise a mean by making its cell undecidable.
 """
 
 from __future__ import annotations
@@ -32,8 +33,35 @@ class Status(str, enum.Enum):
     BLOCKED = "blocked"
     SKIPPED = "skipped"
     NOT_EVALUABLE = "not_evaluable"
+    #: Boards written before every outcome was charged had it; it is read, never produced.
     INCONCLUSIVE = "inconclusive"
     ERROR = "error"
+
+
+class Charge(str, enum.Enum):
+    """Who an outcome is charged to: the spec's outcomes are scored, the benchmark's are not."""
+
+    SPEC = "spec"
+    BENCHMARK = "benchmark"
+
+
+class Cause(str, enum.Enum):
+    """Why the benchmark could not score a phase (what a board counts apart, per cause)."""
+
+    HARNESS = "harness_error"          # a fault of ours or of the machine (a dead JVM, a full disk)
+    TOOLCHAIN = "toolchain_missing"    # no Java or no TLA+ jar
+    TASK = "task_error"                # a task file that does not load or parse
+    NO_TRACES = "no_traces"            # P3 has nothing to check the spec against
+    UNAVAILABLE = "system_unavailable" # the system cannot be run offline
+    NO_SPEC = "no_spec"                # the source has no spec for this task (a replay folder without it)
+    GENERATION = "generation_failed"   # the model's endpoint did not answer
+    EVALUATOR = "evaluator_failed"     # the evaluator model's endpoint did not answer
+    UPSTREAM = "upstream_unscored"     # blocked by an earlier phase that has no score
+    NOT_RUN = "not_run"                # not selected in this run (-m p4, -k runtime)
+
+
+_DEFAULT_CAUSE = {Status.ERROR: Cause.HARNESS, Status.SKIPPED: Cause.NO_SPEC, Status.BLOCKED: Cause.UPSTREAM,
+                  Status.INCONCLUSIVE: Cause.HARNESS, Status.NOT_EVALUABLE: Cause.HARNESS}
 
 
 @dataclass(frozen=True)
@@ -43,8 +71,16 @@ class PhaseResult:
     score: float | None
     reason: str = ""
     details: Mapping[str, Any] = field(default_factory=dict)
+    #: Only for an outcome without a score (the benchmark's): why it has none.
+    cause: Cause | None = None
 
     def __post_init__(self) -> None:
+        if self.score is not None:
+            object.__setattr__(self, "cause", None)
+        elif self.cause is None:
+            object.__setattr__(self, "cause", _DEFAULT_CAUSE.get(self.status, Cause.HARNESS))
+        else:
+            object.__setattr__(self, "cause", Cause(self.cause))
         if len(self.reason) > REASON_LIMIT:
             cut = self.reason[:REASON_LIMIT]
             object.__setattr__(self, "reason", f"{cut}... ({len(self.reason) - REASON_LIMIT} more characters)")
@@ -52,6 +88,10 @@ class PhaseResult:
             raise ValueError(f"unknown phase {self.phase!r}")
         if self.score is not None and not (0.0 <= self.score <= 1.0 and math.isfinite(self.score)):
             raise ValueError(f"score {self.score!r} out of [0, 1]")
+
+    @property
+    def charged_to(self) -> Charge:
+        return Charge.BENCHMARK if self.score is None else Charge.SPEC
 
     @property
     def usable(self) -> bool:
@@ -65,6 +105,8 @@ class PhaseResult:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["status"] = self.status.value
+        data["cause"] = self.cause.value if self.cause else None
+        data["charged_to"] = self.charged_to.value
         return data
 
     @classmethod
@@ -75,13 +117,15 @@ class PhaseResult:
             score=None if data.get("score") is None else float(data["score"]),
             reason=str(data.get("reason", "")),
             details=dict(data.get("details") or {}),
+            cause=Cause(data["cause"]) if data.get("cause") else None,
         )
 
 
 def blocked(phase: str, by: PhaseResult) -> PhaseResult:
     """Blocked by the spec's own failure scores 0; blocked by a phase with no score has none either."""
     score = 0.0 if by.score is not None else None
-    return PhaseResult(phase, Status.BLOCKED, score, f"blocked by {by.phase}: {by.reason or by.status.value}")
+    return PhaseResult(phase, Status.BLOCKED, score, f"blocked by {by.phase}: {by.reason or by.status.value}",
+                       cause=None if score is not None else Cause.UPSTREAM)
 
 
 def gate(phase: str, earlier: Iterable[PhaseResult]) -> PhaseResult | None:
@@ -95,7 +139,8 @@ def gate(phase: str, earlier: Iterable[PhaseResult]) -> PhaseResult | None:
 
 def composite(results: Mapping[str, PhaseResult | None]) -> float | None:
     """0.15 P1 + 0.15 P2 + 0.35 P3 + 0.35 P4; unknown (None) when a phase did not run or has no
-    score, since counting it as 0 would charge the spec for what the harness could not decide."""
+    score: a phase without a score is the benchmark's doing, and counting it as 0 would charge
+    the spec for it."""
     total = 0.0
     for phase, weight in WEIGHTS.items():
         result = results.get(phase)

@@ -23,6 +23,11 @@ TASK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 #: No budget, count or depth in a task file may exceed this (a day in seconds): nan, inf and
 #: 1e300 would otherwise turn every bound into "never stop".
 MAX_NUMBER = 86_400.0
+#: Default work bounds in generated successor states (TLC generates a few hundred thousand a
+#: second on one core): reached well within the safety nets in seconds, even on a machine
+#: three times slower than the one that chose them.
+BFS_GENERATED = 2_000_000
+INVARIANTS_GENERATED = 2_000_000
 #: Whole-cell safety net (task.yaml ``cell_budget_s``): past it, the cell's remaining work is
 #: recorded as inconclusive, never as a pass or a failure.
 CELL_BUDGET_S = 900.0
@@ -159,9 +164,10 @@ class Harness:
 
 @dataclass(frozen=True)
 class RuntimeSettings:
-    """P2's work, the same on every machine: a BFS to ``bfs_depth`` levels and at most
-    ``bfs_states`` distinct states, and ``simulations`` seeded runs of ``traces`` traces of
-    ``depth`` steps.  ``budget_s`` is only a safety net: a run it stops is inconclusive."""
+    """P2's work, the same on every machine: a BFS to ``bfs_depth`` levels, at most
+    ``bfs_states`` distinct states and ``bfs_generated`` generated successor states, and
+    ``simulations`` seeded runs of ``traces`` traces of ``depth`` steps.  ``budget_s`` is only
+    a safety net for what no work bound can stop, and what it stops is charged to the spec."""
 
     check_deadlock: bool = True
     simulations: int = 2
@@ -169,12 +175,17 @@ class RuntimeSettings:
     depth: int = 40
     bfs_depth: int = 30
     bfs_states: int = 100_000
+    bfs_generated: int = BFS_GENERATED
     budget_s: float = 120.0
 
 
 @dataclass(frozen=True)
 class InvariantSettings:
+    """P4's work: each check explores at most ``generated`` successor states (a verdict on the
+    explored part); ``budget_s`` is the safety net in seconds."""
+
     budget_s: float = 60.0
+    generated: int = INVARIANTS_GENERATED
     # A state constraint over the canonical vocabulary that bounds P4's search for every spec
     # alike (through the mapping); the task's, never the model's.
     constraint: str = ""
@@ -479,9 +490,12 @@ def load_task(directory: Path) -> Task:
             depth=int(runtime.number("depth", 40)),
             bfs_depth=int(runtime.number("bfs_depth", 30, limit=10_000_000)),
             bfs_states=int(runtime.number("bfs_states", 100_000, limit=10_000_000)),
+            bfs_generated=int(runtime.number("bfs_generated", BFS_GENERATED, limit=100_000_000)),
             budget_s=runtime.number("budget_s", 120.0),
         ),
         invariants=InvariantSettings(budget_s=invariants.number("budget_s", 60.0),
+                                     generated=int(invariants.number("generated", INVARIANTS_GENERATED,
+                                                                     limit=100_000_000)),
                                      constraint=invariants.str("constraint", "").strip()),
         harness=_harness(directory, root.sub("harness")) if root.data.get("harness") else None,
         fix_module_name=root.flag("fix_module_name", False),

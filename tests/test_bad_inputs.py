@@ -12,7 +12,7 @@ beside it, and ``expect.yaml`` says what a demanding user would call the right o
     notes: [substring, ...]                        # optional: in the candidate's extraction notes
     phases:
       syntax:
-        status: failed                             # passed|failed|blocked|skipped|not_evaluable|inconclusive
+        status: failed                             # passed|failed|blocked|skipped|not_evaluable
         reason: substring, or a list of them (a nested list = any one of its items)
         reason_excludes: [substring, ...]          # optional
         score: 0.5 or [low, high] or null          # optional (null: the phase has no score)
@@ -50,6 +50,7 @@ import pytest
 import yaml
 
 from pytest_sysmobench import PHASES, Status, load_task
+from pytest_sysmobench.scoring import Cause
 from pytest_sysmobench.tasks import TaskError, load_tasks
 from pytest_sysmobench.models import ReplaySource
 from pytest_sysmobench.phases import invariants as invariants_phase
@@ -60,6 +61,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).resolve().parent / "data" / "bad_inputs"
 TASK = load_task(ROOT / "tasks" / "spin")
 STATUSES = {s.value for s in Status}
+#: The only reasons a bad spec's phase may be left without a score: the benchmark has nothing to
+#: check it against here (the corpus brings no traces), or the phase needs an earlier one that has none.
+BENCHMARK_CAUSES = {Cause.NO_TRACES, Cause.UPSTREAM}
 #: A reason is read by humans in pytest output, JUnit and the leaderboard: it must stay short.
 MAX_REASON_CHARS = 2000
 #: Names that a spec steering the tools would leave behind (MODULE ../../../tmp/evil, /etc/passwd, IOExec).
@@ -340,6 +344,9 @@ def test_bad_input(corpus: Corpus, case: str) -> None:
         want = expect["phases"][phase]
         if result.status is Status.ERROR and not _brings_own_data(case):
             problems.append(f"{phase}: harness error (a spec must never cause one): {_short(result.reason)}")
+        if result.score is None and result.cause not in BENCHMARK_CAUSES and not _brings_own_data(case):
+            problems.append(f"{phase}: no score, but charged to nobody ({result.cause}): a spec must not be able to "
+                            f"make its cell undecidable: {_short(result.reason)}")
         if result.status.value != want["status"]:
             problems.append(f"{phase}: status {result.status.value}, expected {want['status']}")
         if not result.reason.strip():

@@ -24,23 +24,34 @@ def _outcome(name: str, status: str, states: int | None = 10) -> TemplateOutcome
     return TemplateOutcome(name, "safety", status, reason, states)
 
 
-def test_inconclusive_templates_are_left_out_of_the_denominator() -> None:
-    result = _verdict([_outcome("A", "passed"), _outcome("B", "inconclusive", 1234), _outcome("C", "failed")], {})
-    assert result.status is Status.FAILED and result.score == 0.5
-    assert result.details["decided"] == 2 and result.details["inconclusive"] == 1
-    assert result.details["inconclusive_states"] == {"B": 1234}
-    assert "B (1234 states)" in result.reason
+def test_every_template_counts_whatever_stopped_its_check() -> None:
+    """No template drops out of the denominator: each one holds (on the explored part) or fails."""
+    result = _verdict([_outcome("A", "passed"), _outcome("B", "failed", 1234), _outcome("C", "failed")], {})
+    assert result.status is Status.FAILED and result.score == pytest.approx(1 / 3)
+    assert result.details["decided"] == 3 and result.details["states"]["B"] == 1234
+    assert result.charged_to.value == "spec"
 
 
-def test_decided_templates_that_all_hold_pass_with_the_inconclusive_ones_reported() -> None:
-    result = _verdict([_outcome("A", "passed"), _outcome("B", "inconclusive")], {})
+def test_templates_that_hold_within_the_work_bound_pass_and_say_so() -> None:
+    bounded = _outcome("B", "passed")
+    bounded.reason = "holds in the explored part: work bound reached (2000001 generated, 1458 distinct)"
+    result = _verdict([_outcome("A", "passed"), bounded], {"work_bound": {"generated": 2_000_000}})
     assert result.status is Status.PASSED and result.score == 1.0
-    assert "1 inconclusive" in result.reason
+    assert "1 within the work bound of 2000000 generated states" in result.reason
 
 
-def test_a_phase_with_no_decided_template_is_inconclusive_not_zero() -> None:
-    result = _verdict([_outcome("A", "inconclusive"), _outcome("B", "inconclusive")], {})
-    assert result.status is Status.INCONCLUSIVE and result.score is None
+def test_a_run_that_misses_its_work_bound_mark_is_not_taken_for_a_bounded_one() -> None:
+    """Only this run's mark says the work bound ended it: a spec printing the label does not."""
+    from pytest_sysmobench.phases._work import bound_reached
+
+    forged = TlcResult(Verdict.INCOMPLETE, "", print_lines=['<<"SYSMOforged", "work bound">>'])
+    real = TlcResult(Verdict.INCOMPLETE, "", print_lines=['<<"SYSMOreal", "work bound">>'])
+    assert not bound_reached(forged, "SYSMOreal") and bound_reached(real, "SYSMOreal")
+
+
+def test_target_actions_the_spec_lacks_count_as_never_fired() -> None:
+    score, details = coverage([], _run(Verdict.OK, Lock=(1, 1), Unlock=(1, 1)), missing=["Lock", "TryLock"])
+    assert details["not_in_spec"] == ["TryLock"] and score == pytest.approx(2 / 3)
 
 
 def _run(verdict: Verdict, **actions: tuple[int, int]) -> TlcResult:

@@ -88,7 +88,7 @@ def test_reference_details_record_states_and_every_template(scorer: Scorer) -> N
 
 def test_check_module_instances_the_canonical_module_through_the_mapping() -> None:
     mapping = load_mapping(TASK.reference_mapping, TASK)
-    text = check_module(TASK, mapping)
+    text = check_module(TASK, mapping, "SYSMOmark")
     assert "INSTANCE Spin_SysmoCanon WITH" in text and "locked <- lock" in text
     assert 'pc[sysmo_x] = ("spin") -> ("spinning")' in text
     canon = canon_module(TASK)
@@ -112,7 +112,7 @@ def test_a_task_constraint_bounds_p4_for_every_spec_through_the_mapping(scorer: 
     states = lambda r: max(t["states"] or 0 for t in r.details["templates"])  # noqa: E731
     assert states(tight) < states(free)
     assert tight.details["task_constraint"].startswith("\\A t")
-    assert "SysmoTaskConstraint" in check_module(bounded, load_mapping(TASK.reference_mapping, TASK))
+    assert "SysmoTaskConstraint" in check_module(bounded, load_mapping(TASK.reference_mapping, TASK), "SYSMOmark")
     # A bug inside the bound is still caught; one that needs a state beyond it is not: the bound
     # is the task's, stated in its task.yaml, and the same for every spec.
     assert scorer.cell(bounded, MutantSource("unlock-keeps-request"), sample=2).result("invariants").status is Status.FAILED

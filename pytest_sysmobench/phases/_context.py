@@ -5,13 +5,34 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..models import Candidate
-from ..scoring import PhaseResult, Status
+from ..scoring import Cause, PhaseResult, Status
 from ..tasks import Task
 from ..tla.cfg import Config
 from ..tla.toolchain import Toolchain
 
 if TYPE_CHECKING:
-    from ..evaluator import Evaluator
+    from ..evaluator import Evaluator, EvaluatorError
+
+#: What a user can do when a spec in its own names has no mapping (said wherever that costs).
+HOW_TO_MAP = ("add a mapping.yaml beside the spec (README: 'Mappings'), write the spec in the task's canonical "
+              "names (`sysmobench prompt <task>` lists them), or name an evaluator model (--sysmobench-evaluator)")
+
+
+def evaluator_failure(phase: str, exc: EvaluatorError) -> PhaseResult:
+    """An evaluator that did not answer is the benchmark's loss; one whose answer is unusable
+    failed to propose a mapping for this spec, which the spec is charged for (scored 0)."""
+    if exc.unanswered:
+        return PhaseResult(phase, Status.ERROR, None, str(exc), cause=Cause.EVALUATOR)
+    return PhaseResult(phase, Status.FAILED, 0.0, f"{exc}; charged to the spec (the evaluator's proposal for it failed)",
+                       {"failure_class": "mapping_unusable"})
+
+
+def no_mapping(phase: str, problem: str | None) -> PhaseResult:
+    """A spec in its own names with no mapping and no evaluator to ask: nothing can be checked,
+    and that is charged to the spec (0), with what to do about it."""
+    reason = problem or "not evaluable: no mapping to the canonical vocabulary"
+    return PhaseResult(phase, Status.NOT_EVALUABLE, 0.0, f"{reason}; scored 0, charged to the spec; to score it, {HOW_TO_MAP}",
+                       {"failure_class": "no_mapping"})
 
 
 @dataclass(frozen=True)
@@ -52,6 +73,18 @@ class CellContext:
                            f"the spec defines {', '.join(names[:5])}: names beginning with 'Sysmo' and the name "
                            "'canon' are reserved for the modules the benchmark generates around a spec",
                            {"reserved_names": names})
+
+    def missing_actions(self) -> list[str]:
+        """Target actions of the task that the spec does not have, directly or through its
+        mapping (an action the mapping sends to an operator no module of the spec defines)."""
+        from ..tla.modules import top_level_units
+
+        mapping = self.candidate.mapping
+        if mapping is None or self.candidate.tla is None:
+            return []
+        defined = {unit.name for text in self.spec_files().values() for unit in top_level_units(text)}
+        targets = self.task.target_actions or tuple(a.name for a in self.task.vocabulary.actions)
+        return [a for a in targets if any(call.action not in defined for call in mapping.action(a).calls)]
 
     def config(self) -> Config:
         return Config.parse(self.candidate.cfg or "")

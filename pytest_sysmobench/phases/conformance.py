@@ -10,9 +10,13 @@ Per action the score is 1 iff all its windows pass; P3 is the mean over the acti
 windows.
 
 Before any window, the mapping itself is checked against every state of the traces: each
-canonical state must give at least one spec state that maps back onto it.  A mapping that
-fails, or an error inside the mapping's own expressions, is a *mapping error*: not evaluable,
-never the spec's failure.  P4 uses the same check before it trusts the mapping.
+canonical state must give at least one spec state that maps back onto it.  A window with a
+state the spec cannot represent under its mapping is a step the spec cannot take: it fails,
+as do the windows of a target action the spec does not have, and the windows of an action
+whose mapped step does not even evaluate.  All of that is the submission's doing (the spec
+and the mapping that came with it, or that its evaluator proposed), so the phase is scored;
+only the benchmark's own faults leave it without a score.  P4 uses the same check before it
+trusts the mapping.
 
 Whole-trace validation is recorded as a stricter diagnostic: the longest prefix of each trace
 that the spec's Init and Next accept, with an explicit step counter.
@@ -20,20 +24,22 @@ that the spec's Init and Next accept, with an explicit step counter.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping as TMapping, Sequence
 
 from ..cache import digest
 from ..evaluator import EvaluatorError
 from ..mapping import CANON, ActionCall, Mapping, record_literal, tla_literal
-from ..scoring import PhaseResult, Status
+from ..scoring import Cause, PhaseResult, Status
 from ..tla import modules
 from ..tla.cfg import Config, Section
 from ..tla.expressions import indented
 from ..tla.messages import UNFINISHED, TlcResult, Verdict
 from ..tla.values import ValueParseError, format_value, parse_value
 from ..traces import Corpus, Trace, Window, load_corpus
-from ._context import CellContext
+from . import _work
+from ._context import CellContext, evaluator_failure, no_mapping
 
 HARD_LIMIT_MARGIN_S = 60.0
 BUDGET_S = 60.0
@@ -43,7 +49,7 @@ MAX_DEFAULT_VALUES = 16
 
 
 class MappingProblem(Exception):
-    """The mapping, not the spec, is at fault: the phase is not evaluable."""
+    """The mapping cannot be used at all with this spec (the submission's failure, scored 0)."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,9 @@ class _Codec:
     defaults: tuple[tuple[str, str], ...] = ()  # spec variable -> TLA+ set of its initial values
     #: Where the mapping came from when an evaluator model proposed it (its name and token use).
     provenance: TMapping[str, Any] = field(default_factory=dict)
+    #: Trace states (as record literals) with no spec state that maps back onto them, and why.
+    lost: frozenset[str] = frozenset()
+    lost_reason: str = ""
     _memo: dict[int, tuple[TMapping[str, Any], str]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -289,50 +298,8 @@ def _run(ctx: CellContext, job: str, module: _Module, config: Config, init: str,
     ).result
 
 
-def _marked(result: TlcResult, mark: str) -> list[Any]:
-    """The values printed behind the run's mark (anything else a spec printed is ignored).
-
-    TLC breaks a long printed value over several lines, so the print output is read as one
-    text: each ``<< "mark", ... >>`` is cut out by its brackets and parsed.
-    """
-    text = "\n".join(result.print_lines)
-    quoted = f'"{mark}"'
-    found = []
-    start = text.find(quoted)
-    while start >= 0:
-        opening = text.rfind("<<", 0, start)
-        end = _closing(text, opening) if opening >= 0 and not text[opening + 2 : start].strip() else -1
-        if end > 0:
-            try:
-                found.append(parse_value(text[opening:end]))
-            except ValueParseError:
-                pass
-        start = text.find(quoted, start + len(quoted))
-    return found
-
-
-def _closing(text: str, opening: int) -> int:
-    """The end of the tuple that opens at ``opening`` (strings skipped), or -1."""
-    depth, i = 0, opening
-    while i < len(text):
-        if text[i] == '"':
-            i += 1
-            while i < len(text) and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-        elif text.startswith("<<", i):
-            depth += 1
-            i += 1
-        elif text.startswith(">>", i):
-            depth -= 1
-            i += 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return -1
-
-
 def _marked_ids(result: TlcResult, mark: str) -> set[int]:
-    return {v[1] for v in _marked(result, mark)
+    return {v[1] for v in _work.marked(result, mark)
             if isinstance(v, tuple) and len(v) == 2 and v[0] == mark and isinstance(v[1], int)}
 
 
@@ -357,37 +324,50 @@ class _ActionOutcome:
     passed: int
     error: str = ""
     first_failure: str = ""
+    #: Windows failed without a step being tried: a state the mapping cannot represent.
+    unrepresentable: int = 0
 
     @property
     def score(self) -> float:
         return 1.0 if self.windows and self.passed == self.windows and not self.error else 0.0
 
 
-class _Unfinished(Exception):
-    """A run the safety net stopped: the windows it had not reached were never judged."""
+def _failed_action(action: str, windows: list[Window], why: str) -> _ActionOutcome:
+    """Every window of an action the spec cannot take at all, with the reason."""
+    return _ActionOutcome(action, len(windows), 0, why, windows[0].describe() if windows else "")
 
 
 def _check_action(ctx: CellContext, codec: _Codec, config: Config, action: str, windows: list[Window]) -> _ActionOutcome:
+    if action in ctx.missing_actions():
+        calls = ", ".join(c.action for c in codec.mapping.action(action).calls)
+        return _failed_action(action, windows, f"the spec has no action for {action} (no operator {calls} in it)")
+    representable = [w for w in windows if not codec.lost
+                     or (record_literal(w.pre) not in codec.lost and record_literal(w.post) not in codec.lost)]
     unique: dict[str, Window] = {}
-    for window in windows:
+    for window in representable:
         unique.setdefault(window.key(), window)
     distinct = list(unique.values())
+    outcome = _ActionOutcome(action, len(windows), 0, unrepresentable=len(windows) - len(representable))
+    if outcome.unrepresentable:
+        outcome.first_failure = next(w for w in windows if w not in representable).describe()
+    if not distinct:
+        outcome.error = f"every window has a state the spec cannot represent under its mapping ({codec.lost_reason})"
+        return outcome
     module = _window_module(ctx, codec, f"{ctx.module}_SysmoWin_{action}", action, distinct)
     result = _run(ctx, f"windows-{action}", module, config, "SysmoInit", "SysmoNext")
     fault = _mapping_fault(result, module.name)
     if fault is not None:
-        raise MappingProblem(f"{action}: {fault}")
+        return _failed_action(action, windows, f"its mapped step cannot be checked: {fault}")
     ok_ids = _marked_ids(result, module.mark)
     ok_keys = {distinct[i - 1].key() for i in ok_ids if 0 < i <= len(distinct)}
-    passed = sum(1 for w in windows if w.key() in ok_keys)
-    if result.verdict in UNFINISHED and passed < len(windows):
-        raise _Unfinished(f"{action}: TLC was stopped by the {BUDGET_S:g} s safety net with {len(ok_keys)} of "
-                          f"{len(distinct)} distinct windows accepted and the rest not yet checked")
-    outcome = _ActionOutcome(action, len(windows), passed)
-    if result.verdict is not Verdict.OK:
+    outcome.passed = sum(1 for w in representable if w.key() in ok_keys)
+    if result.verdict in UNFINISHED and len(ok_keys) < len(distinct):
+        outcome.error = (f"{len(distinct) - len(ok_keys)} of {len(distinct)} distinct windows not accepted: "
+                         + _work.charged_stop(ctx, "TLC", BUDGET_S, ctx.candidate.tla or ""))
+    elif result.verdict is not Verdict.OK and result.verdict not in UNFINISHED:
         outcome.error = result.summary()
-    failing = next((w for w in windows if w.key() not in ok_keys), None)
-    if failing is not None:
+    failing = next((w for w in representable if w.key() not in ok_keys), None)
+    if failing is not None and not outcome.first_failure:
         outcome.first_failure = failing.describe()
     return outcome
 
@@ -418,7 +398,7 @@ def _defaults(ctx: CellContext, codec: _Codec, config: Config) -> _Codec:
         raise MappingProblem(f"spec variable(s) {', '.join(missing)} have no mapping, and their initial values could "
                              f"not be read from the spec's Init: {result.summary()}")
     seen: list[set[str]] = [set() for _ in missing]
-    for value in _marked(result, module.mark):
+    for value in _work.marked(result, module.mark):
         if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], tuple) and len(value[1]) == len(missing):
             for k, item in enumerate(value[1]):
                 seen[k].add(format_value(item))
@@ -427,31 +407,34 @@ def _defaults(ctx: CellContext, codec: _Codec, config: Config) -> _Codec:
             raise MappingProblem(f"spec variable {var} has no mapping and {len(values)} initial values "
                                  f"(at most {MAX_DEFAULT_VALUES} are tried): give it under 'state' in the mapping")
     defaults = tuple((var, "{" + ", ".join(sorted(values)) + "}") for var, values in zip(missing, seen))
-    return _Codec(codec.mapping, codec.spec_variables, defaults, codec.provenance)
+    return dataclasses.replace(codec, defaults=defaults)
 
 
-def _check_mapping(ctx: CellContext, codec: _Codec, config: Config, corpus: Corpus) -> None:
-    """Every state of the traces must give a spec state that maps back onto it."""
+def _check_mapping(ctx: CellContext, codec: _Codec, config: Config, corpus: Corpus) -> _Codec:
+    """Which states of the traces give no spec state that maps back onto them (the windows
+    through them are steps the spec cannot take)."""
     if not codec.mapping.needs_check:
-        return
+        return codec
     states: dict[str, TMapping[str, Any]] = {}
     for trace in corpus.traces:
         for state in trace.states:
             states.setdefault(record_literal(state), state)
     ordered = list(states.values())
+    keys = list(states)
     module = _states_module(ctx, codec, f"{ctx.module}_SysmoMapCheck", ordered)
     result = _run(ctx, "mapping-check", module, config, "SysmoInit", "SysmoStop")
     fault = _mapping_fault(result, module.name)
+    if fault is None and result.verdict not in (Verdict.OK, Verdict.VACUOUS):
+        fault = f"the mapping could not be checked against the traces: {result.summary()}"
     if fault is not None:
-        raise MappingProblem(fault)
-    if result.verdict not in (Verdict.OK, Verdict.VACUOUS):
-        raise MappingProblem(f"the mapping could not be checked against the traces: {result.summary()}")
+        return dataclasses.replace(codec, lost=frozenset(keys), lost_reason=fault)
     found = _marked_ids(result, module.mark)
     lost = [i for i in range(1, len(ordered) + 1) if i not in found]
-    if lost:
-        raise MappingProblem(
-            f"{len(lost)} of {len(ordered)} trace states have no spec state that maps back onto them; "
-            f"first: {record_literal(ordered[lost[0] - 1])[:600]}")
+    if not lost:
+        return codec
+    reason = (f"{len(lost)} of {len(ordered)} trace states have no spec state that maps back onto them; "
+              f"first: {keys[lost[0] - 1][:600]}")
+    return dataclasses.replace(codec, lost=frozenset(keys[i - 1] for i in lost), lost_reason=reason)
 
 
 def prepare_codec(ctx: CellContext, mapping: Mapping, corpus: Corpus,
@@ -466,24 +449,24 @@ def prepare_codec(ctx: CellContext, mapping: Mapping, corpus: Corpus,
             _, spec_variables = ctx.candidate.declared()
             config = _constants_config(ctx, mapping, corpus.constants)
             codec = _defaults(ctx, _Codec(mapping, tuple(spec_variables)), config)
-            _check_mapping(ctx, codec, config, corpus)
-            memo[key] = (codec, config)
+            memo[key] = (_check_mapping(ctx, codec, config, corpus), config)
         except MappingProblem as exc:
             memo[key] = exc
     found = memo[key]
     if isinstance(found, MappingProblem):
         raise found
     codec, config = found
-    return _Codec(codec.mapping, codec.spec_variables, codec.defaults, dict(provenance or {})), config
+    return dataclasses.replace(codec, provenance=dict(provenance or {})), config
 
 
 def _prepare(ctx: CellContext) -> tuple[Corpus | None, _Codec | None, Config | None, PhaseResult | None]:
     corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
     if not corpus.traces and not corpus.errors:
-        return None, None, None, PhaseResult("conformance", Status.SKIPPED, None, f"skipped: no traces for task {ctx.task.name}")
+        return None, None, None, PhaseResult("conformance", Status.SKIPPED, None, f"skipped: no traces for task {ctx.task.name}",
+                                             cause=Cause.NO_TRACES)
     if corpus.errors:
         return None, None, None, PhaseResult("conformance", Status.ERROR, None, f"corrupt trace: {corpus.errors[0]}",
-                                             {"trace_errors": list(corpus.errors)})
+                                             {"trace_errors": list(corpus.errors)}, cause=Cause.HARNESS)
     clash = ctx.harness_name_clash("conformance")
     if clash is not None:
         return None, None, None, clash
@@ -493,12 +476,10 @@ def _prepare(ctx: CellContext) -> tuple[Corpus | None, _Codec | None, Config | N
         try:
             mapping, use = ctx.evaluator.mapping(ctx.task, ctx.candidate.tla)
         except EvaluatorError as exc:
-            return None, None, None, PhaseResult("conformance", Status.ERROR, None, str(exc))
+            return None, None, None, evaluator_failure("conformance", exc)
         provenance = {"evaluator": ctx.evaluator.name, "evaluator_use": use.as_dict()}
     if mapping is None:
-        reason = ctx.candidate.mapping_problem or "not evaluable: no mapping to the canonical vocabulary"
-        return None, None, None, PhaseResult("conformance", Status.NOT_EVALUABLE, None,
-                                             f"{reason}; no evaluator model (--sysmobench-evaluator) to propose one")
+        return None, None, None, no_mapping("conformance", ctx.candidate.mapping_problem)
     try:
         codec, config = prepare_codec(ctx, mapping, corpus, provenance)
     except MappingProblem as exc:
@@ -507,8 +488,10 @@ def _prepare(ctx: CellContext) -> tuple[Corpus | None, _Codec | None, Config | N
 
 
 def _mapping_error(exc: MappingProblem, mapping: Mapping, provenance: TMapping[str, Any]) -> PhaseResult:
-    return PhaseResult("conformance", Status.NOT_EVALUABLE, None, f"mapping error: {exc}",
-                       {"mapping": mapping.describe(), "mapping_error": str(exc), **provenance})
+    return PhaseResult("conformance", Status.FAILED, 0.0, f"the mapping does not fit the spec: {exc}; scored 0, "
+                       "charged to the spec and its mapping",
+                       {"mapping": mapping.describe(), "mapping_error": str(exc), "failure_class": "mapping_does_not_fit",
+                        **provenance})
 
 
 def check_conformance(ctx: CellContext) -> PhaseResult:
@@ -521,13 +504,7 @@ def check_conformance(ctx: CellContext) -> PhaseResult:
         for window in trace.windows():
             windows.setdefault(window.action, []).append(window)
     targets = [a for a in (ctx.task.target_actions or tuple(windows)) if windows.get(a)]
-    try:
-        outcomes = [_check_action(ctx, codec, config, action, windows[action]) for action in targets]
-    except MappingProblem as exc:
-        return _mapping_error(exc, codec.mapping, codec.provenance)
-    except _Unfinished as exc:
-        return PhaseResult("conformance", Status.INCONCLUSIVE, None, f"inconclusive: {exc}; not a verdict on the spec",
-                           {"mapping": codec.mapping.describe(), "safety_net_s": BUDGET_S})
+    outcomes = [_check_action(ctx, codec, config, action, windows[action]) for action in targets]
     whole = [_check_trace(ctx, codec, config, i, trace) for i, trace in enumerate(corpus.traces, start=1)]
     return _verdict(outcomes, whole, corpus, codec)
 
@@ -538,7 +515,9 @@ def _verdict(outcomes: list[_ActionOutcome], whole: list[dict[str, Any]], corpus
     score = sum(o.score for o in outcomes) / len(outcomes) if outcomes else 0.0
     details: dict[str, Any] = {
         "actions": {o.action: {"windows": o.windows, "passed": o.passed, "score": o.score, "error": o.error,
-                               "first_failure": o.first_failure} for o in outcomes},
+                               "first_failure": o.first_failure, "unrepresentable": o.unrepresentable}
+                    for o in outcomes},
+        "unrepresentable_states": len(codec.lost),
         "window_pass_rate": round(passed / total, 6) if total else None,
         "windows": total,
         "traces": whole,
@@ -548,15 +527,18 @@ def _verdict(outcomes: list[_ActionOutcome], whole: list[dict[str, Any]], corpus
         **codec.provenance,
     }
     if not outcomes:
-        return PhaseResult("conformance", Status.SKIPPED, None, "skipped: the traces have no windows of target actions", details)
+        return PhaseResult("conformance", Status.SKIPPED, None, "skipped: the traces have no windows of target actions",
+                           details, cause=Cause.NO_TRACES)
     failing = [o for o in outcomes if o.score < 1.0]
     if not failing:
         return PhaseResult("conformance", Status.PASSED, 1.0, f"all {total} windows of {len(outcomes)} actions conform", details)
     first = failing[0]
     names = ", ".join(f"{o.action} ({o.passed}/{o.windows})" for o in failing)
     reason = f"{len(outcomes) - len(failing)}/{len(outcomes)} actions conform; failing: {names}"
+    if codec.lost:
+        reason += f"\nstates the spec cannot represent under its mapping: {codec.lost_reason}"
     if first.error:
-        reason += f"\nTLC: {first.error}"
+        reason += f"\n{first.action}: {first.error}"
     if first.first_failure:
         reason += f"\nfirst failing window of {first.action}: {first.first_failure}"
     reason += f"\nmapping: {codec.mapping.describe()}"

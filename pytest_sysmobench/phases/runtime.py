@@ -2,23 +2,27 @@
 
 ``runtime_check`` is a BFS under the spec's own cfg (liveness properties removed: they are
 P4's business), bounded by work that is the same on every machine: the task's ``bfs_depth``
-levels and ``bfs_states`` distinct states, as a state constraint of a generated module that
-extends the spec.  The score is coverage: the actions that produced a new state in that BFS
-or in seeded random simulations (``traces`` x ``depth`` steps each), minus the actions whose
-step ended in an error, over all actions TLC reports.  Seconds (``budget_s``) are only a
-safety net: a run they stop decided nothing, so the phase is inconclusive, never passed or
-failed by how fast the machine was.
+levels, ``bfs_states`` distinct states and ``bfs_generated`` generated states, as a state
+constraint of a generated module that extends the spec.  The score is coverage: the actions
+that produced a new state in that BFS or in seeded random simulations (``traces`` x ``depth``
+steps each), minus the actions whose step ended in an error, over all actions TLC reports and
+every target action of the task that the spec does not have (leaving behaviour out is the
+most common way an answer is incomplete, and it costs).  Seconds (``budget_s``) only stop what
+no work bound can (an expression that never finishes, a spec that ends TLC itself): that is
+charged to the spec, unless a known-good check right after shows the harness at fault.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from typing import Any, Sequence
 
 from ..failures import runtime_class
 from ..scoring import PhaseResult, Status
 from ..tla import modules
 from ..tla.cfg import EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215, Config
 from ..tla.messages import UNFINISHED, TlcResult, Verdict
+from . import _work
 from ._context import CellContext
 
 CLEAN = frozenset({Verdict.OK})
@@ -34,16 +38,27 @@ def bound_module_name(ctx: CellContext) -> str:
     return f"{ctx.module}_SysmoBound"
 
 
+def work_module_name(ctx: CellContext) -> str:
+    return f"{ctx.module}_SysmoWork"
+
+
+def bfs_mark(ctx: CellContext) -> str:
+    return ctx.toolchain.cache.mark("runtime-bfs", ctx.spec_files(), ctx.task.runtime)
+
+
 def run_modules(ctx: CellContext) -> dict[str, str]:
-    """The spec, extended by nothing but the BFS's work bound.  The bound is written in a module
-    of its own (Naturals and TLC) reached through a named instance, so none of its names can
-    meet the spec's, whatever the spec extends or defines."""
+    """The spec, extended by nothing but the BFS's work bounds.  The bounds are written in
+    modules of their own (Naturals and TLC) reached through named instances, so none of their
+    names can meet the spec's, whatever the spec extends or defines."""
     settings = ctx.task.runtime
     within = modules.module(bound_module_name(ctx), 'Within(depth, states) ==\n'
                             '    TLCGet("level") <= depth /\\ TLCGet("distinct") <= states', ("Naturals", "TLC"))
-    run = modules.module(run_module_name(ctx), f"SysmoWork == INSTANCE {bound_module_name(ctx)}\n"
-                         f"{BOUND} == SysmoWork!Within({settings.bfs_depth}, {settings.bfs_states})", (ctx.module,))
-    return {f"{bound_module_name(ctx)}.tla": within, f"{run_module_name(ctx)}.tla": run}
+    run = modules.module(run_module_name(ctx), f"SysmoLevels == INSTANCE {bound_module_name(ctx)}\n"
+                         f"{_work.instance_lines(work_module_name(ctx))}\n"
+                         f"{BOUND} ==\n    /\\ SysmoWork!Within({settings.bfs_generated}, \"{bfs_mark(ctx)}\")\n"
+                         f"    /\\ SysmoLevels!Within({settings.bfs_depth}, {settings.bfs_states})", (ctx.module,))
+    return {f"{bound_module_name(ctx)}.tla": within, f"{work_module_name(ctx)}.tla": _work.bound_module(work_module_name(ctx)),
+            f"{run_module_name(ctx)}.tla": run}
 
 
 def runtime_config(ctx: CellContext) -> tuple[Config, list[str]]:
@@ -119,8 +134,9 @@ def _failing_action(result: TlcResult, module: str, spec: str, actions: set[str]
 
 
 def coverage(sims: list[TlcResult], bfs: TlcResult | None = None, module: str = "",
-             spec: str = "") -> tuple[float, dict[str, Any]]:
-    """(fired - erroneous) / all, over every action the BFS or any simulation reported.
+             spec: str = "", missing: Sequence[str] = ()) -> tuple[float, dict[str, Any]]:
+    """(fired - erroneous) / (all + missing), over every action the BFS or any simulation
+    reported and every target action the spec does not have (``missing``: never fired).
 
     An action fired if it produced a new state in the bounded BFS (TLC's distinct count) or a
     state in a simulation (simulations count no distinct states): a fine-grained spec's action
@@ -143,13 +159,16 @@ def coverage(sims: list[TlcResult], bfs: TlcResult | None = None, module: str = 
             if failing:
                 erroneous.add(failing)
     covered = set(seen_by)
-    score = len(covered - erroneous) / len(all_actions) if all_actions else 0.0
+    absent = sorted(set(missing) - all_actions)
+    total = len(all_actions) + len(absent)
+    score = len(covered - erroneous) / total if total else 0.0
     return score, {
         "actions": sorted(all_actions),
         "covered": sorted(covered),
         "fired_in": {name: sorted(set(s if s == "bfs" else "simulation" for s in seen_by[name])) for name in sorted(seen_by)},
         "never_fired": sorted(all_actions - covered),
         "erroneous": sorted(erroneous),
+        "not_in_spec": absent,
     }
 
 
@@ -159,15 +178,18 @@ def _check_reason(result: TlcResult) -> str:
     return result.summary()
 
 
-def _unfinished(ctx: CellContext, bfs: TlcResult, sims: list[TlcResult], details: dict[str, Any]) -> PhaseResult:
-    settings = ctx.task.runtime
-    which = "the BFS" if bfs.verdict in UNFINISHED else "a simulation"
-    how = ("its hard time limit" if Verdict.TIMEOUT in {bfs.verdict, *(r.verdict for r in sims)}
-           else f"the {settings.budget_s:g} s safety net (task.yaml runtime.budget_s)")
-    return PhaseResult("runtime", Status.INCONCLUSIVE, None,
-                       f"inconclusive: {which} was stopped by {how} before it finished its bounded work "
-                       f"(BFS to depth {settings.bfs_depth} or {settings.bfs_states} states: {bfs.distinct_states} "
-                       f"distinct states reached); not a verdict on the spec", details)
+def _stopped(ctx: CellContext, which: str, details: dict[str, Any]) -> PhaseResult:
+    """A run that seconds (or the spec itself) ended before its work bound: the spec's doing."""
+    reason = _work.charged_stop(ctx, which, ctx.task.runtime.budget_s, ctx.candidate.tla or "")
+    return PhaseResult("runtime", Status.FAILED, 0.0, f"runtime check failed: {reason}",
+                       {**details, "runtime_check": False, "failure_class": "timeout"})
+
+
+def _finished(result: TlcResult, mark: str) -> TlcResult:
+    """A BFS that its work bound ended is a finished run (a verdict on the explored part)."""
+    if result.verdict is Verdict.INCOMPLETE and _work.bound_reached(result, mark):
+        return dataclasses.replace(result, verdict=Verdict.OK)
+    return result
 
 
 def check_runtime(ctx: CellContext) -> PhaseResult:
@@ -175,23 +197,30 @@ def check_runtime(ctx: CellContext) -> PhaseResult:
     if clash is not None:
         return clash
     config, removed = runtime_config(ctx)
-    bfs = _bfs(ctx, config)
+    raw_bfs = _bfs(ctx, config)
+    bfs = _finished(raw_bfs, bfs_mark(ctx))
     runtime_ok = bfs.verdict in CLEAN
     # A spec whose BFS the safety net stopped, or that printed past the output limit, would
     # only do it again in every simulation: do not pay that twice.
     hopeless = bfs.verdict in UNFINISHED or bfs.verdict is Verdict.OUTPUT_LIMIT
     sims = [] if hopeless else _simulations(ctx, config)
-    score, cov = coverage(sims, bfs, ctx.module, ctx.candidate.tla or "")
+    missing = ctx.missing_actions()
+    score, cov = coverage(sims, bfs, ctx.module, ctx.candidate.tla or "", missing)
     details: dict[str, Any] = {
         "runtime_check": runtime_ok,
         "bfs_verdict": bfs.verdict.value,
-        "bfs_bound": {"depth": ctx.task.runtime.bfs_depth, "states": ctx.task.runtime.bfs_states},
+        "bfs_bound": {"depth": ctx.task.runtime.bfs_depth, "states": ctx.task.runtime.bfs_states,
+                      "generated": ctx.task.runtime.bfs_generated},
+        "work_bound_reached": raw_bfs is not bfs,
         "distinct_states": bfs.distinct_states,
+        "states_generated": bfs.states_generated,
         "cfg_removed": removed,
         **cov,
     }
-    if bfs.verdict in UNFINISHED or any(r.verdict in UNFINISHED for r in sims):
-        return _unfinished(ctx, bfs, sims, details)
+    if bfs.verdict in UNFINISHED:
+        return _stopped(ctx, "the bounded BFS", details)
+    if any(r.verdict in UNFINISHED for r in sims):
+        return _stopped(ctx, "a bounded simulation", details)
     if score < 1.0 or not runtime_ok:
         details["failure_class"] = runtime_class(bfs, runtime_ok)
     if not runtime_ok:
@@ -205,10 +234,12 @@ def check_runtime(ctx: CellContext) -> PhaseResult:
     reason = f"coverage {score:.2f}"
     if cov["never_fired"]:
         reason += f"; never fired in the bounded BFS nor in random simulation: {', '.join(cov['never_fired'])}"
+    if cov["not_in_spec"]:
+        reason += f"; target actions the spec does not have (counted as never fired): {', '.join(cov['not_in_spec'])}"
     if cov["erroneous"]:
         reason += f"; ended in an error: {', '.join(cov['erroneous'])}"
     if sim_errors:
         reason += f" ({sim_errors[0].summary()})"
-    if not cov["actions"]:
+    if not cov["actions"] and not cov["not_in_spec"]:
         reason = "TLC reported no action coverage" + (f" ({sim_errors[0].summary()})" if sim_errors else "")
     return PhaseResult("runtime", Status.FAILED, round(score, 6), reason, details)

@@ -19,6 +19,7 @@ from ..failures import no_module_class, syntax_class
 from ..scoring import PhaseResult, Status
 from ..tla import modules
 from ..tla.sany import SanyResult, arity_errors, unknown_operators
+from . import _work
 from ._context import CellContext
 
 STANDARD = ("Naturals", "Integers", "Sequences", "FiniteSets", "Bags", "TLC")
@@ -175,9 +176,10 @@ def check_syntax(ctx: CellContext) -> PhaseResult:
     run = ctx.toolchain.sany(ctx.job_dir("syntax"), ctx.spec_files(), ctx.module, timeout_s=60)
     details: dict[str, object] = {"notes": list(candidate.notes), "cached": run.cached}
     if run.raw.timed_out:
-        # An unfinished parse decides nothing about the spec: its own status, outside the means.
-        return PhaseResult("syntax", Status.INCONCLUSIVE, None, "inconclusive: SANY did not finish within its time limit",
-                           details)
+        # Parsing is bounded by the spec's size: one that takes longer than the limit is the
+        # spec's doing, unless a known-good check right after shows the harness at fault.
+        reason = _work.charged_stop(ctx, "SANY", 60, candidate.tla)
+        return PhaseResult("syntax", Status.FAILED, 0.0, f"parse failed: {reason}", {**details, "failure_class": "timeout"})
     if run.result.ok:
         return PhaseResult("syntax", Status.PASSED, 1.0, "SANY accepts the module", details)
     score, units = partial_credit(ctx, candidate.tla)

@@ -20,12 +20,21 @@ from typing import Callable, Mapping, Sequence
 from ..cache import Cache, atomic_write_text, digest
 from .driver import DriverError, RawRun, ToolRunner
 from .jar import Jar, Java
-from .messages import UNFINISHED, TlcResult, classify_tlc
+from .messages import UNFINISHED, TlcResult, Verdict, classify_tlc
 from .sany import SanyResult, classify_sany
 
 LIBRARY_DIR = Path(__file__).parent / "library"
 #: Bump when the way a run is performed changes (flags added by the runner, driver protocol).
 RUN_FORMAT = 1
+#: A check whose result is known: when a spec's run is stopped by seconds, this runs right after
+#: in the same runner, and only if it fails too is the stop the harness's fault.
+CANARY_MODULE = "SysmoCanary"
+CANARY_FILES = {
+    f"{CANARY_MODULE}.tla": f"---- MODULE {CANARY_MODULE} ----\nEXTENDS Naturals\nVARIABLE x\nInit == x = 0\n"
+                             "Next == x < 3 /\\ x' = x + 1\n====\n",
+    f"{CANARY_MODULE}.cfg": "INIT Init\nNEXT Next\n",
+}
+CANARY_TIMEOUT_S = 60.0
 SAFE_FILE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
@@ -174,6 +183,16 @@ class Toolchain:
             {"module": module, "args": [], "timeout_s": limit},
         )
         return SanyRun(raw, classify_sany(raw.output), cached)
+
+    def harness_sound(self, workdir: Path) -> bool:
+        """Whether the runner still checks a known-good spec correctly (never cached)."""
+        self._materialize(workdir, CANARY_FILES)
+        with self._lock:
+            self.runs["tlc"] += 1
+        raw = self.runner.tlc(workdir, CANARY_MODULE, ["-config", f"{CANARY_MODULE}.cfg", "-workers", "1", "-deadlock"],
+                              library_dirs=[LIBRARY_DIR], timeout_s=CANARY_TIMEOUT_S)
+        result = classify_tlc(raw.output, raw.exit_code, raw.timed_out, raw.output_limited)
+        return result.verdict is Verdict.OK and result.distinct_states == 4
 
     def tlc(
         self,

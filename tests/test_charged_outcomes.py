@@ -1,0 +1,274 @@
+"""Abstaining is never a way out: every outcome is charged to the spec or to the benchmark.
+
+What the spec, its cfg or its mapping could not do is scored (0 where nothing could be
+checked), so a cell charged to the spec always has a composite; only the benchmark's own
+faults leave a phase without a score.  Every case runs the real SANY and TLC on spin.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_sysmobench import PHASES, Status, load_task
+from pytest_sysmobench.models import ReplaySource
+from pytest_sysmobench.phases import _work, conformance
+from pytest_sysmobench.scoring import Charge, PhaseResult
+from pytest_sysmobench.session import Scorer
+from pytest_sysmobench.tla.driver import DriverError
+
+ROOT = Path(__file__).resolve().parents[1]
+SPIN = ROOT / "tasks" / "spin"
+TRACES = ROOT / "data" / "traces"
+TASK = load_task(SPIN)
+REFERENCE = (SPIN / "reference" / "Spin.tla").read_text()
+REFERENCE_CFG = (SPIN / "reference" / "Spin.cfg").read_text()
+MAPPING = yaml.safe_load((SPIN / "reference" / "mapping.yaml").read_text())
+
+#: Spin in the task's canonical names, without try_lock: no TryLock, no TryLockFail.
+NO_TRY_LOCK = r"""---- MODULE Spin ----
+EXTENDS Naturals, TLC
+CONSTANT Threads
+VARIABLES locked, pc, request
+vars == <<locked, pc, request>>
+Init == locked = FALSE /\ pc = [t \in Threads |-> "idle"] /\ request = [t \in Threads |-> "none"]
+Lock(t) == pc[t] = "idle" /\ pc' = [pc EXCEPT ![t] = "spinning"] /\ request' = [request EXCEPT ![t] = "lock"]
+           /\ UNCHANGED locked
+Acquire(t) == pc[t] = "spinning" /\ ~locked /\ locked' = TRUE /\ pc' = [pc EXCEPT ![t] = "locked"]
+              /\ UNCHANGED request
+Unlock(t) == pc[t] = "locked" /\ locked' = FALSE /\ pc' = [pc EXCEPT ![t] = "idle"]
+             /\ request' = [request EXCEPT ![t] = "none"]
+Next == \E t \in Threads : Lock(t) \/ Acquire(t) \/ Unlock(t)
+Spec == Init /\ [][Next]_vars /\ \A t \in Threads : WF_vars(Acquire(t)) /\ WF_vars(Unlock(t))
+====
+"""
+CANONICAL_CFG = 'CONSTANT Threads = {"t1", "t2", "t3"}\nSPECIFICATION Spec\n'
+
+#: Every action of spin allows any next state: 1,458 states, tens of millions of transitions.
+ANY_NEXT = r"""---- MODULE Spin ----
+EXTENDS Naturals, TLC
+CONSTANT Threads
+VARIABLES locked, pc, request
+vars == <<locked, pc, request>>
+Anything == /\ locked' \in BOOLEAN
+            /\ pc' \in [Threads -> {"idle", "spinning", "locked"}]
+            /\ request' \in [Threads -> {"none", "lock", "try"}]
+Init == locked = FALSE /\ pc = [t \in Threads |-> "idle"] /\ request = [t \in Threads |-> "none"]
+Lock(t) == Anything
+Acquire(t) == Anything
+TryLock(t) == Anything
+TryLockFail(t) == Anything
+Unlock(t) == Anything
+Next == \E t \in Threads : Lock(t) \/ Acquire(t) \/ TryLock(t) \/ TryLockFail(t) \/ Unlock(t)
+Spec == Init /\ [][Next]_vars
+====
+"""
+
+
+def _replay(directory: Path, spec: str, cfg: str | None = None, mapping: object = None) -> Path:
+    folder = directory / "spin"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "Spin.tla").write_text(spec)
+    if cfg is not None:
+        (folder / "Spin.cfg").write_text(cfg)
+    if mapping is not None:
+        (folder / "mapping.yaml").write_text(mapping if isinstance(mapping, str) else yaml.safe_dump(mapping))
+    return directory
+
+
+def _score(scorer: Scorer, replay: Path, task=TASK, traces: Path = TRACES) -> dict[str, PhaseResult]:
+    cell = scorer.cell(task, ReplaySource(replay), traces_dir=traces)
+    return {phase: cell.result(phase) for phase in PHASES}
+
+
+def _composite(results: dict[str, PhaseResult]) -> float | None:
+    from pytest_sysmobench.scoring import composite
+
+    return composite(results)
+
+
+@pytest.fixture(scope="module")
+def scorer(tmp_path_factory: pytest.TempPathFactory) -> Scorer:
+    with Scorer(tmp_path_factory.mktemp("charged")) as scorer:
+        yield scorer
+
+
+def _spec_charged(results: dict[str, PhaseResult]) -> None:
+    for phase, result in results.items():
+        assert result.charged_to is Charge.SPEC, f"{phase}: {result.status.value} {result.reason}"
+    assert _composite(results) is not None
+
+
+def test_a_spec_that_omits_try_lock_pays_for_it_in_p2_and_p3(scorer: Scorer, tmp_path: Path) -> None:
+    results = _score(scorer, _replay(tmp_path, NO_TRY_LOCK, CANONICAL_CFG))
+    _spec_charged(results)
+    runtime, conform = results["runtime"], results["conformance"]
+    assert runtime.status is Status.FAILED and runtime.score == pytest.approx(3 / 5), runtime.reason
+    assert runtime.details["not_in_spec"] == ["TryLock", "TryLockFail"]
+    assert "target actions the spec does not have" in runtime.reason
+    assert conform.status is Status.FAILED and conform.score == pytest.approx(3 / 5), conform.reason
+    for action in ("TryLock", "TryLockFail"):
+        assert conform.details["actions"][action]["passed"] == 0
+        assert "the spec has no action for" in conform.details["actions"][action]["error"]
+    assert _composite(results) < 0.9
+
+
+def test_a_spec_in_its_own_names_without_a_mapping_scores_0_and_says_how_to_map(scorer: Scorer, tmp_path: Path) -> None:
+    results = _score(scorer, _replay(tmp_path, REFERENCE, REFERENCE_CFG))
+    _spec_charged(results)
+    for phase in ("conformance", "invariants"):
+        assert results[phase].status is Status.NOT_EVALUABLE and results[phase].score == 0.0
+        assert "mapping.yaml beside the spec" in results[phase].reason
+    assert _composite(results) == pytest.approx(0.3)
+
+
+def test_a_mapping_of_the_wrong_shape_is_charged_to_the_submission(scorer: Scorer, tmp_path: Path) -> None:
+    broken = dict(MAPPING, variables=[{"locked": "lock"}])  # a list where a map belongs
+    results = _score(scorer, _replay(tmp_path, REFERENCE, REFERENCE_CFG, broken))
+    _spec_charged(results)
+    assert results["conformance"].score == 0.0 and "expected a mapping" in results["conformance"].reason
+
+
+LOCK_WITHOUT_TRY = r"""---- MODULE Spin ----
+EXTENDS Naturals, TLC
+CONSTANT Threads
+VARIABLES lock, pc
+vars == <<lock, pc>>
+Init == lock = FALSE /\ pc = [t \in Threads |-> "idle"]
+Lock(t) == pc[t] = "idle" /\ pc' = [pc EXCEPT ![t] = "spin"] /\ UNCHANGED lock
+Acquire(t) == pc[t] = "spin" /\ ~lock /\ lock' = TRUE /\ pc' = [pc EXCEPT ![t] = "cs"]
+Unlock(t) == pc[t] = "cs" /\ lock' = FALSE /\ pc' = [pc EXCEPT ![t] = "idle"]
+Next == \E t \in Threads : Lock(t) \/ Acquire(t) \/ Unlock(t)
+Spec == Init /\ [][Next]_vars /\ \A t \in Threads : WF_vars(Acquire(t)) /\ WF_vars(Unlock(t))
+====
+"""
+LOCK_MAPPING = {
+    "version": 2,
+    "variables": {
+        "locked": {"var": "lock"},
+        "pc": {"var": "pc", "shape": "function", "values": {"idle": '"idle"', "spinning": '"spin"', "locked": '"cs"'}},
+        "request": {"expr": '[t \\in Threads |-> IF pc[t] = "idle" THEN "none" ELSE "lock"]'},
+    },
+    "actions": {"Lock": "Lock", "Acquire": "Acquire", "Unlock": "Unlock"},
+}
+
+
+def test_a_lock_without_try_lock_through_a_correct_mapping_is_scored_on_what_it_can_represent(
+        scorer: Scorer, tmp_path: Path) -> None:
+    """The shape of tlaplus/Examples' Lock: it has no record of which call a thread is in, so
+    the trace states a try_lock leaves behind (request "try") cannot be written in it, and the
+    windows through them fail; the rest are checked, and the phase is scored."""
+    results = _score(scorer, _replay(tmp_path, LOCK_WITHOUT_TRY, REFERENCE_CFG, LOCK_MAPPING))
+    _spec_charged(results)
+    conform = results["conformance"]
+    assert conform.status is Status.FAILED and 0.0 < conform.score < 1.0, conform.reason
+    assert conform.details["unrepresentable_states"] > 0
+    assert conform.details["actions"]["Lock"]["unrepresentable"] > 0
+    assert 0 < conform.details["actions"]["Lock"]["passed"] < conform.details["actions"]["Lock"]["windows"]
+    assert "cannot represent" in conform.reason
+    assert results["runtime"].details["not_in_spec"] == ["TryLock", "TryLockFail"]
+    invariants = results["invariants"]
+    assert invariants.status is Status.FAILED and invariants.score == 0.0
+    assert "the mapping does not fit the spec" in invariants.reason
+
+
+@pytest.mark.parametrize("spec, why", [
+    (REFERENCE.replace("Init ==\n", 'Init ==\n    /\\ TLCSet("exit", TRUE)\n', 1), "stops TLC itself"),
+    (REFERENCE.replace("Next ==\n", "Next ==\n    /\\ \\E s \\in SUBSET SUBSET (1..20) : s = {}\n    /\\", 1),
+     "safety net"),
+], ids=["tlcset-exit", "subset-subset-in-next"])
+def test_a_run_only_seconds_or_the_spec_itself_can_stop_is_charged_to_the_spec(
+        spec: str, why: str, scorer: Scorer, tmp_path: Path) -> None:
+    task = dataclasses.replace(TASK, runtime=dataclasses.replace(TASK.runtime, budget_s=3.0))
+    mapping = (SPIN / "reference" / "mapping.yaml").read_text()
+    results = _score(scorer, _replay(tmp_path, spec, REFERENCE_CFG, mapping), task)
+    _spec_charged(results)
+    runtime = results["runtime"]
+    assert runtime.status is Status.FAILED and runtime.score == 0.0, runtime.reason
+    assert why in runtime.reason and "charged to the spec" in runtime.reason
+    assert results["conformance"].status is Status.BLOCKED and results["conformance"].score == 0.0
+
+
+def test_a_stop_by_seconds_is_the_benchmarks_when_a_known_good_check_fails_too(
+        scorer: Scorer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_sysmobench.tla.toolchain import Toolchain
+
+    monkeypatch.setattr(Toolchain, "harness_sound", lambda self, workdir: False)
+    spec = REFERENCE.replace("Next ==\n", "Next ==\n    /\\ \\E s \\in SUBSET SUBSET (1..20) : s = {}\n    /\\", 1)
+    task = dataclasses.replace(TASK, runtime=dataclasses.replace(TASK.runtime, budget_s=2.0))
+    cell = scorer.cell(task, ReplaySource(_replay(tmp_path, spec, REFERENCE_CFG, MAPPING)), traces_dir=TRACES)
+    with pytest.raises(DriverError, match="harness is at fault"):
+        cell.result("runtime")
+
+
+def _any_next(out: Path, replay: Path, divide: float, monkeypatch: pytest.MonkeyPatch) -> dict[str, PhaseResult]:
+    runtime = dataclasses.replace(TASK.runtime, budget_s=TASK.runtime.budget_s / divide)
+    invariants = dataclasses.replace(TASK.invariants, budget_s=TASK.invariants.budget_s / divide)
+    task = dataclasses.replace(TASK, runtime=runtime, invariants=invariants, cell_budget_s=TASK.cell_budget_s / divide)
+    monkeypatch.setattr(conformance, "BUDGET_S", 60.0 / divide)
+    with Scorer(out, use_cache=False) as scorer:
+        return _score(scorer, replay, task)
+
+
+@pytest.mark.slow
+def test_a_spec_that_allows_any_next_state_is_decided_by_work_not_seconds(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decided within the default budgets, and the same verdict and states explored when every
+    safety net in seconds is divided by three: the work bounds come first."""
+    replay = _replay(tmp_path / "specs", ANY_NEXT, CANONICAL_CFG)
+    full = _any_next(tmp_path / "full", replay, 1.0, monkeypatch)
+    third = _any_next(tmp_path / "third", replay, 3.0, monkeypatch)
+    _spec_charged(full)
+    assert full["runtime"].details["work_bound_reached"] is True
+    assert full["runtime"].details["states_generated"] <= TASK.runtime.bfs_generated + 2_000
+    for phase in PHASES:
+        a, b = full[phase], third[phase]
+        assert (a.status, a.score) == (b.status, b.score), f"{phase}: {a.reason} / {b.reason}"
+    assert full["runtime"].details["distinct_states"] == third["runtime"].details["distinct_states"] == 1458
+    assert full["invariants"].details["states"] == third["invariants"].details["states"]
+    assert full["invariants"].status is Status.FAILED and "MutualExclusion violated" in full["invariants"].reason
+
+
+DEGRADATIONS = st.sampled_from(["drop the mapping", "a variable the spec lacks", "an action the spec lacks",
+                                "a list where a map belongs", "the correct mapping"])
+
+
+@pytest.mark.slow
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mutant=st.sampled_from(["acquire-ignores-lock", "unlock-keeps-request"]), degradations=st.sets(DEGRADATIONS))
+def test_a_wrong_or_missing_mapping_never_scores_above_the_correct_one(scorer: Scorer, tmp_path_factory: pytest.TempPathFactory,
+                                                                      mutant: str, degradations: set[str]) -> None:
+    spec, cfg = next(m for m in TASK.mutants if m.name == mutant).apply(REFERENCE, REFERENCE_CFG)
+    directory = tmp_path_factory.mktemp("degraded")
+    correct = _composite(_score(scorer, _replay(directory / "correct", spec, cfg, MAPPING)))
+    mapping: dict | None = yaml.safe_load(yaml.safe_dump(MAPPING))
+    for degradation in sorted(degradations):
+        if mapping is None:
+            break
+        if degradation == "drop the mapping":
+            mapping = None
+        elif degradation == "a variable the spec lacks":
+            mapping["variables"]["locked"] = {"var": "held"}
+        elif degradation == "an action the spec lacks":
+            mapping["actions"]["TryLock"] = {"action": "TryAcquire"}
+        elif degradation == "a list where a map belongs":
+            mapping["actions"] = [mapping["actions"]]
+    degraded = _composite(_score(scorer, _replay(directory / "degraded", spec, cfg, mapping)))
+    assert correct is not None and degraded is not None
+    assert degraded <= correct, (degradations, degraded, correct)
+
+
+def test_charged_stop_says_which_stop(scorer: Scorer, tmp_path: Path) -> None:
+    from pytest_sysmobench.phases._context import CellContext
+
+    cell = scorer.cell(TASK, ReplaySource(_replay(tmp_path, REFERENCE, REFERENCE_CFG, MAPPING)), traces_dir=TRACES)
+    ctx = CellContext(TASK, cell.candidate(), scorer.toolchain(), tmp_path / "run", TRACES)
+    assert "stops TLC itself" in _work.charged_stop(ctx, "TLC", 5, 'Init == TLCSet("exit", TRUE)')
+    assert "5 s safety net" in _work.charged_stop(ctx, "TLC", 5, "Init == x = 0")
+    shutil.rmtree(tmp_path / "run", ignore_errors=True)
