@@ -120,12 +120,29 @@ def test_a_spec_that_omits_try_lock_pays_for_it_in_p2_and_p3(scorer: Scorer, tmp
 
 
 def test_a_spec_in_its_own_names_without_a_mapping_scores_0_and_says_how_to_map(scorer: Scorer, tmp_path: Path) -> None:
-    results = _score(scorer, _replay(tmp_path, REFERENCE, REFERENCE_CFG))
+    """A history variable the task does not have: no renaming of variables fits, so no mapping
+    is inferred, and without one nothing can be checked: 0, with what to do about it."""
+    spec = REFERENCE.replace("    callType    \\*", "    steps,\n    callType    \\*", 1)
+    spec = spec.replace("vars == <<lock, pc, callType>>", "vars == <<lock, pc, callType, steps>>")
+    spec = spec.replace("Init ==\n", "Init ==\n    /\\ steps = 0\n", 1)
+    spec = spec.replace("Next ==\n", "Next ==\n    /\\ steps' = (steps + 1) % 2\n    /\\", 1)
+    results = _score(scorer, _replay(tmp_path, spec, REFERENCE_CFG))
     _spec_charged(results)
+    assert results["runtime"].status is Status.PASSED, results["runtime"].reason
     for phase in ("conformance", "invariants"):
         assert results[phase].status is Status.NOT_EVALUABLE and results[phase].score == 0.0
         assert "mapping.yaml beside the spec" in results[phase].reason
     assert _composite(results) == pytest.approx(0.3)
+
+
+def test_the_same_spec_text_scores_the_same_with_or_without_its_mapping(scorer: Scorer, tmp_path: Path) -> None:
+    """Spin's reference renames two variables and recodes pc's values; without its mapping.yaml
+    the unique renaming and recoding that fits the traces is inferred, and the scores agree."""
+    bare = _score(scorer, _replay(tmp_path / "bare", REFERENCE, REFERENCE_CFG))
+    mapped = _score(scorer, _replay(tmp_path / "mapped", REFERENCE, REFERENCE_CFG, MAPPING))
+    assert {p: (r.status, r.score) for p, r in bare.items()} == {p: (r.status, r.score) for p, r in mapped.items()}
+    assert _composite(bare) == 1.0
+    assert "request <- callType" in bare["conformance"].details["mapping_inferred"]
 
 
 def test_a_mapping_of_the_wrong_shape_is_charged_to_the_submission(scorer: Scorer, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..mapping import Mapping
 from ..models import Candidate
 from ..scoring import Cause, PhaseResult, Status
 from ..tasks import Task
@@ -74,12 +75,12 @@ class CellContext:
                            "'canon' are reserved for the modules the benchmark generates around a spec",
                            {"reserved_names": names})
 
-    def missing_actions(self) -> list[str]:
+    def missing_actions(self, mapping: Mapping | None = None) -> list[str]:
         """Target actions of the task that the spec does not have, directly or through its
         mapping (an action the mapping sends to an operator no module of the spec defines)."""
         from ..tla.modules import top_level_units
 
-        mapping = self.candidate.mapping
+        mapping = mapping or self.candidate.mapping
         if mapping is None or self.candidate.tla is None:
             return []
         defined = {unit.name for text in self.spec_files().values() for unit in top_level_units(text)}

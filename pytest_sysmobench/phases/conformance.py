@@ -40,6 +40,7 @@ from ..tla.values import ValueParseError, format_value, parse_value
 from ..traces import Corpus, Trace, Window, load_corpus
 from . import _work
 from ._context import CellContext, evaluator_failure, no_mapping
+from ._infer import given_or_inferred
 
 HARD_LIMIT_MARGIN_S = 60.0
 BUDGET_S = 60.0
@@ -338,7 +339,7 @@ def _failed_action(action: str, windows: list[Window], why: str) -> _ActionOutco
 
 
 def _check_action(ctx: CellContext, codec: _Codec, config: Config, action: str, windows: list[Window]) -> _ActionOutcome:
-    if action in ctx.missing_actions():
+    if action in ctx.missing_actions(codec.mapping):
         calls = ", ".join(c.action for c in codec.mapping.action(action).calls)
         return _failed_action(action, windows, f"the spec has no action for {action} (no operator {calls} in it)")
     representable = [w for w in windows if not codec.lost
@@ -470,8 +471,7 @@ def _prepare(ctx: CellContext) -> tuple[Corpus | None, _Codec | None, Config | N
     clash = ctx.harness_name_clash("conformance")
     if clash is not None:
         return None, None, None, clash
-    mapping = ctx.candidate.mapping
-    provenance: dict[str, Any] = {}
+    mapping, provenance = given_or_inferred(ctx)
     if mapping is None and ctx.evaluator is not None and ctx.candidate.tla is not None:
         try:
             mapping, use = ctx.evaluator.mapping(ctx.task, ctx.candidate.tla)

@@ -33,6 +33,7 @@ from ..tla.messages import UNFINISHED, TlcResult, Verdict
 from ..traces import load_corpus
 from . import _work
 from ._context import CellContext, evaluator_failure, no_mapping
+from ._infer import given_or_inferred
 from .conformance import MappingProblem, prepare_codec
 
 PREFIX = "Sysmo_"
@@ -372,16 +373,17 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
     broken_task = task_problem(ctx)
     if broken_task is not None:
         return PhaseResult("invariants", Status.ERROR, None, broken_task, {"task_error": broken_task}, cause=Cause.TASK)
-    clash = ctx.harness_name_clash("invariants") if candidate.mapping or ctx.evaluator else None
+    clash = ctx.harness_name_clash("invariants")
     if clash is not None:
         return clash
-    if candidate.mapping is not None:
-        info: dict[str, Any] = {"mapping": candidate.mapping.describe(),
+    mapping, inferred = given_or_inferred(ctx)
+    if mapping is not None:
+        info: dict[str, Any] = {"mapping": mapping.describe(), **inferred,
                                 "task_constraint": ctx.task.invariants.constraint or None}
-        problem = _mapping_problem(ctx, candidate.mapping)
+        problem = _mapping_problem(ctx, mapping)
         if problem is not None:
             return _does_not_fit(problem, info)
-        checker = _Checker.mapped(ctx, candidate.mapping, config)
+        checker = _Checker.mapped(ctx, mapping, config)
     elif ctx.evaluator is not None:
         prepared = _translated(ctx, config)
         if isinstance(prepared, PhaseResult):

@@ -24,6 +24,7 @@ from ..tla.cfg import EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215, Config
 from ..tla.messages import UNFINISHED, TlcResult, Verdict
 from . import _work
 from ._context import CellContext
+from ._infer import given_or_inferred
 
 CLEAN = frozenset({Verdict.OK})
 HARD_LIMIT_MARGIN_S = 30.0
@@ -204,7 +205,8 @@ def check_runtime(ctx: CellContext) -> PhaseResult:
     # only do it again in every simulation: do not pay that twice.
     hopeless = bfs.verdict in UNFINISHED or bfs.verdict is Verdict.OUTPUT_LIMIT
     sims = [] if hopeless else _simulations(ctx, config)
-    missing = ctx.missing_actions()
+    mapping, _ = given_or_inferred(ctx)
+    missing = ctx.missing_actions(mapping)
     score, cov = coverage(sims, bfs, ctx.module, ctx.candidate.tla or "", missing)
     details: dict[str, Any] = {
         "runtime_check": runtime_ok,
