@@ -70,6 +70,8 @@ def invariants_class(failed: Iterable[Mapping[str, Any]], spec: str) -> str:
     if violated:
         stutters = any(t.get("stuttering") for t in violated)
         return "fairness_missing" if stutters or not _FAIRNESS.search(spec) else "liveness_violation"
+    if any("charged to the spec" in str(t.get("reason", "")) for t in failed):
+        return "timeout"  # a check only seconds (or the spec itself) could stop
     return "evaluation_error" if failed else "other"
 
 

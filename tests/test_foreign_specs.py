@@ -206,13 +206,16 @@ BROKEN_STATE = (FOREIGN / "sets" / "spin" / "mapping.yaml").read_text().replace(
     "bit: 'IF canon.locked THEN 1 ELSE 0'", "bit: '0'")
 
 
-def test_a_mapping_that_cannot_represent_the_traces_is_a_mapping_error_not_a_failure(scorer: Scorer,
-                                                                                        tmp_path: Path) -> None:
+def test_a_mapping_that_cannot_represent_the_traces_is_charged_to_the_submission(scorer: Scorer,
+                                                                                     tmp_path: Path) -> None:
+    """The windows through states the mapping cannot represent fail (the rest are checked), and
+    P4 does not trust the mapping: both scored, charged to the spec and its mapping."""
     cell = scorer.cell(load_task(ROOT / "tasks" / "spin"), _replay(tmp_path, "sets", "spin", mapping=BROKEN_STATE))
-    for phase in ("conformance", "invariants"):
-        result = cell.result(phase)
-        assert result.status is Status.NOT_EVALUABLE, (phase, result.reason)
-        assert result.reason.startswith("mapping error:") and "trace states" in result.reason
+    conformance, invariants = cell.result("conformance"), cell.result("invariants")
+    assert conformance.status is Status.FAILED and conformance.score is not None and conformance.score < 1.0
+    assert "cannot represent under its mapping" in conformance.reason and "trace states" in conformance.reason
+    assert invariants.status is Status.FAILED and invariants.score == 0.0
+    assert invariants.reason.startswith("the mapping does not fit the spec:") and "trace states" in invariants.reason
 
 
 def test_a_mapping_that_lies_about_the_spec_cannot_make_a_broken_spec_pass_p4(scorer: Scorer, tmp_path: Path) -> None:

@@ -25,6 +25,18 @@ GOOD = f"Here is the specification.\n\n```tla\n{REFERENCE}```\n\n```cfg\n{REFERE
 BROKEN_SYNTAX = GOOD.replace("Init ==", "Init ==\n    /\\ (", 1)
 
 
+def _with_history(spec: str) -> str:
+    """The reference with a variable the task does not have: no renaming fits it, so only a
+    mapping (its own, or an evaluator's) can relate it to the task's vocabulary."""
+    spec = spec.replace("    callType    \\*", "    steps,\n    callType    \\*", 1)
+    spec = spec.replace("vars == <<lock, pc, callType>>", "vars == <<lock, pc, callType, steps>>")
+    spec = spec.replace("Init ==\n", "Init ==\n    /\\ steps = 0\n", 1)
+    return spec.replace("Next ==\n", "Next ==\n    /\\ steps' = (steps + 1) % 2\n    /\\", 1)
+
+
+UNMAPPED = f"Here is the specification.\n\n```tla\n{_with_history(REFERENCE)}```\n\n```cfg\n{REFERENCE_CFG}```\n"
+
+
 @pytest.fixture
 def bench(pytester: pytest.Pytester, model_server: LocalModelServer, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     shutil.copytree(SPIN, pytester.path / "tasks" / "spin")
@@ -76,7 +88,7 @@ def _evaluator(body: dict[str, Any]) -> Reply:
 
 def test_generated_spec_is_scored_in_all_phases_and_never_asked_again(bench: pytest.Pytester,
                                                                       model_server: LocalModelServer) -> None:
-    model_server.respond(lambda body: GOOD if body["model"] == "tiny" else _evaluator(body))
+    model_server.respond(lambda body: UNMAPPED if body["model"] == "tiny" else _evaluator(body))
     args = ("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny", "--sysmobench-evaluator", "judge")
     result = bench.runpytest_subprocess(*args)
     result.assert_outcomes(passed=4)
@@ -91,7 +103,7 @@ def test_generated_spec_is_scored_in_all_phases_and_never_asked_again(bench: pyt
     board = _board(bench.path)
     run_dir = bench.path / ".sysmobench" / "runs" / board["run_id"] / "spin" / "tiny" / "s0"
     assert "fn try_lock" in (run_dir / "prompt-direct.md").read_text()
-    assert (run_dir / "answer-direct.md").read_text() == GOOD
+    assert (run_dir / "answer-direct.md").read_text() == UNMAPPED
     details = json.loads((run_dir / "result.json").read_text())["phases"]["invariants"]["details"]
     assert details["evaluator"] == "judge" and details["passed"] == details["total"]
     judged = cell["evaluator"]  # the mapping for P3 and the translations for P4, summed
@@ -227,19 +239,34 @@ def test_traces_method_sends_traces_and_no_source(bench: pytest.Pytester, model_
     assert '"action":"Acquire"' in _prompt(body) and "fn try_lock" not in _prompt(body)
 
 
-def test_no_evaluator_leaves_non_canonical_specs_not_evaluable(bench: pytest.Pytester,
-                                                              model_server: LocalModelServer) -> None:
+def test_without_an_evaluator_an_unmappable_spec_scores_0_and_is_told_how_to_map(bench: pytest.Pytester,
+                                                                                 model_server: LocalModelServer) -> None:
+    model_server.respond(lambda body: UNMAPPED)
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny",
+                                        "-m", "p3 or p4")
+    result.assert_outcomes(failed=2, deselected=2)
+    result.stdout.fnmatch_lines(["*not evaluable*scored 0, charged to the spec*mapping.yaml beside the spec*"])
+    (cell,) = _board(bench.path)["cells"]
+    assert {p["score"] for p in cell["phases"].values()} == {0.0}
+
+
+def test_a_spec_that_only_renames_needs_no_evaluator(bench: pytest.Pytester, model_server: LocalModelServer) -> None:
+    """The reference's own names and values, no mapping, no evaluator: the unique renaming and
+    recoding that fits the traces is inferred, and nobody is asked."""
     model_server.respond(lambda body: GOOD)
     result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny",
-                                        "-m", "p3 or p4", "-rs")
-    result.assert_outcomes(skipped=2, deselected=2)
-    result.stdout.fnmatch_lines(["*not evaluable*no evaluator model*"])
+                                        "-m", "p3 or p4")
+    result.assert_outcomes(passed=2, deselected=2)
+    assert model_server.count("tiny") == 1
 
 
-def test_a_bad_evaluator_answer_is_a_recorded_error(bench: pytest.Pytester, model_server: LocalModelServer) -> None:
+def test_an_unusable_evaluator_answer_is_charged_to_the_spec(bench: pytest.Pytester,
+                                                             model_server: LocalModelServer) -> None:
+    """The evaluator answered, but nothing in its answer is usable: its proposal for this spec
+    failed, which is scored (0), not left out of the means."""
     def reply(body: dict[str, Any]) -> str:
         if body["model"] == "tiny":
-            return GOOD
+            return UNMAPPED
         if "You relate" in _prompt(body):
             return "no json here"
         return json.dumps({"invariants": ["MutualExclusion == lock' = lock", "Nonsense == 1",
@@ -248,10 +275,11 @@ def test_a_bad_evaluator_answer_is_a_recorded_error(bench: pytest.Pytester, mode
     model_server.respond(reply)
     result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny",
                                         "--sysmobench-evaluator", "judge", "-m", "p3 or p4")
-    result.assert_outcomes(errors=1, failed=1, deselected=2)
+    result.assert_outcomes(failed=2, deselected=2)
     board = _board(bench.path)
     phases = board["cells"][0]["phases"]
-    assert phases["conformance"]["status"] == "error" and "no JSON" in phases["conformance"]["reason"]
+    assert phases["conformance"]["status"] == "failed" and phases["conformance"]["score"] == 0.0
+    assert "no JSON" in phases["conformance"]["reason"] and "charged to the spec" in phases["conformance"]["reason"]
     assert phases["invariants"]["status"] == "failed" and phases["invariants"]["score"] == 0.0
     run = bench.path / ".sysmobench" / "runs" / board["run_id"] / "spin" / "tiny" / "s0" / "result.json"
     translations = json.loads(run.read_text())["phases"]["invariants"]["details"]["translations"]

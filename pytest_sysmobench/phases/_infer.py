@@ -99,7 +99,8 @@ def _reachable(ctx: CellContext, spec_vars: Sequence[str]) -> list[dict[str, Any
              f"{name}.tla": modules.module(name, body, (ctx.module, "TLC")), f"{name}.cfg": config.render()}
     run = ctx.toolchain.tlc(ctx.job_dir("mapping-inference"), files, name,
                             ["-config", f"{name}.cfg", "-workers", "1", "-deadlock"],
-                            timeout_s=BUDGET_S + 30.0, stop_after_s=BUDGET_S)
+                            timeout_s=BUDGET_S + 30.0, stop_after_s=BUDGET_S,
+                            work_bound=lambda result: _work.bound_reached(result, mark))
     result = run.result
     if result.verdict is not Verdict.OK or (result.distinct_states or 0) > MAX_STATES:
         return []

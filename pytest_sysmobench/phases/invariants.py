@@ -195,6 +195,7 @@ class _Checker:
             ["-config", cfg_name, "-workers", "1", "-deadlock", "-lncheck", "final"],
             timeout_s=budget + HARD_LIMIT_MARGIN_S,
             stop_after_s=budget,
+            work_bound=lambda result: _work.bound_reached(result, self.mark),
         )
         if run.result.verdict is Verdict.PARSE_ERROR:
             # The spec passed SANY on its own: what does not parse is the mapping in it.

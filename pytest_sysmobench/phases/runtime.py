@@ -90,6 +90,7 @@ def _bfs(ctx: CellContext, config: Config) -> TlcResult:
         _tlc_args(ctx, ["-coverage", "1"]),
         timeout_s=budget + HARD_LIMIT_MARGIN_S,
         stop_after_s=budget,
+        work_bound=lambda result: _work.bound_reached(result, bfs_mark(ctx)),
     )
     return run.result
 

@@ -204,7 +204,10 @@ class Toolchain:
         timeout_s: float,
         stop_after_s: float | None = None,
         log_name: str | None = None,
+        work_bound: Callable[[TlcResult], bool] | None = None,
     ) -> TlcRun:
+        """``work_bound`` tells a run that its own work bound ended (a fact about the spec, cached)
+        from one that seconds stopped (never cached)."""
         limit = self._limit(timeout_s)
         self._materialize(workdir, files)
         key = self._key("tlc", files, module, args, (stop_after_s, timeout_s))
@@ -224,7 +227,8 @@ class Toolchain:
             workdir,
             log_name or f"{module}.tlc.log",
             {"module": module, "args": list(args), "stop_after_s": stop_after_s, "timeout_s": limit},
-            decided=lambda raw: classify(raw).verdict not in UNFINISHED,
+            decided=lambda raw: classify(raw).verdict not in UNFINISHED
+            or (work_bound is not None and work_bound(classify(raw))),
         )
         return TlcRun(raw, classify(raw), cached)
 
