@@ -8,6 +8,7 @@ from ..generation import extract_spec, rename_module
 from ..mapping import MappingError, identity_mapping, load_mapping
 from ..tasks import IDENTIFIER, Task, TaskError
 from ..tla.cfg import default_config
+from ..tla.unicode import to_ascii
 from ._base import Candidate, SpecSource, UnknownModel
 
 MAX_SPEC_BYTES = 2_000_000
@@ -39,6 +40,14 @@ def _with_spec(base: Candidate, task: Task, text: str, cfg: str | None, mapping_
     extras = dict(extraction.extra_modules)
     for name, source in beside:
         extras.setdefault(name, source)
+    unicode_read = 0
+    if tla is not None:
+        tla, unicode_read = to_ascii(tla)
+    for name, source in extras.items():
+        extras[name], read = to_ascii(source)
+        unicode_read += read
+    if unicode_read:
+        notes.append(f"{unicode_read} Unicode operator(s) read as their ASCII forms (TLA+ Unicode mapping)")
     if tla is not None and extraction.declared_module and extraction.declared_module != task.module:
         if task.fix_module_name:
             tla = rename_module(tla, extraction.declared_module, task.module)
