@@ -3,6 +3,9 @@
 A baseline is a leaderboard (``sysmobench leaderboard bless`` writes one).  A cell phase whose
 score falls below its baseline score minus the tolerance is a regression and fails its item; one
 that fails as it did in the baseline is an expected failure; a higher score is an improvement.
+One that the benchmark could not score now (charged to the benchmark: no traces, a harness
+error, a system unavailable offline) is *left out*, with its cause: neither a regression nor a
+pass of the spec, and listed as such.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from .report import cell_charge, charge_of
 from .tasks import PHASES
 
 PHASE_ALIASES = {"p1": "syntax", "p2": "runtime", "p3": "conformance", "p4": "invariants"}
@@ -79,7 +83,9 @@ class Change:
     phase: str
     before: float | None
     after: float | None
-    kind: str  # regression | improvement | same | new | gone | unscored
+    kind: str  # regression | improvement | same | new | gone | left_out
+    #: For ``left_out``: why the benchmark could not score it now.
+    cause: str | None = None
 
     @property
     def cell(self) -> str:
@@ -89,26 +95,25 @@ class Change:
         before = "-" if self.before is None else f"{self.before:.2f}"
         after = "-" if self.after is None else f"{self.after:.2f}"
         what = {"regression": "regressed", "improvement": "improved", "same": "unchanged", "new": "new",
-                "gone": "not in this run", "unscored": "not scored now"}[self.kind]
+                "gone": "not in this run", "left_out": f"left out ({self.cause or 'unknown cause'}), charged to the "
+                                                       "benchmark, not a pass of the spec"}[self.kind]
         return f"{self.cell} {self.phase}: {what}: baseline {before}, now {after} (tolerance {tolerance.of(self.phase):g})"
 
 
-#: Statuses that say nothing about the spec's quality: compared, they are "not scored now", never a regression.
-UNSCORED = frozenset({"skipped", "inconclusive", "error"})
-
-
 def scored(result: Mapping[str, Any] | None) -> float | None:
-    """A phase result's score as the gate compares it (None when the phase was not judged)."""
-    if not result or result.get("status") in UNSCORED:
+    """A phase result's score as the gate compares it: None when it is charged to the benchmark,
+    which says nothing about the spec (a record without a charge is read as the board reads it)."""
+    if not isinstance(result, Mapping) or not result:
         return None
-    return result.get("score")
+    charged_to, _ = charge_of(result)
+    return result.get("score") if charged_to == "spec" else None
 
 
 def judge(before: float | None, after: float | None, tolerance: float) -> str:
     if before is None:
         return "new" if after is not None else "same"
     if after is None:
-        return "unscored"
+        return "left_out"
     if after < before - tolerance - 1e-9:
         return "regression"
     if after > before + 1e-9:
@@ -147,6 +152,14 @@ class Baseline:
             return cell.get("composite")
         return scored((cell.get("phases") or {}).get(phase))
 
+    def cause(self, task: str, model: str, sample: int, phase: str) -> str | None:
+        """Why the benchmark could not score a cell phase (or a cell, for the composite); None when it did."""
+        cell = self._cell(task, model, sample)
+        phases = (cell or {}).get("phases") or {}
+        if cell is None or (phase != COMPOSITE and phase not in phases):
+            return None
+        return cell_charge(phases)[1] if phase == COMPOSITE else charge_of(phases[phase])[1]
+
     def has(self, task: str, model: str, sample: int, phase: str) -> bool:
         cell = self._cell(task, model, sample)
         return cell is not None and (phase == COMPOSITE or phase in (cell.get("phases") or {}))
@@ -171,7 +184,8 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any], tolerance: Tole
             kind = "gone" if not now.has(task, model, sample, phase) else judge(old, new, tolerance.of(phase))
             if not base.has(task, model, sample, phase):
                 kind = "new"
-            changes.append(Change(task, model, sample, phase, old, new, kind))
+            cause = now.cause(task, model, sample, phase) if kind == "left_out" else None
+            changes.append(Change(task, model, sample, phase, old, new, kind, cause))
     return changes
 
 
@@ -179,19 +193,34 @@ def regressions(changes: Iterable[Change]) -> list[Change]:
     return [c for c in changes if c.kind == "regression"]
 
 
+def left_out(changes: Iterable[Change]) -> list[Change]:
+    """What the baseline scored and this run could not: not a regression (the spec did nothing
+    wrong), and not a pass either, so it is always named."""
+    return [c for c in changes if c.kind == "left_out"]
+
+
+def counts_line(changes: list[Change]) -> str:
+    """'2 regression(s), 0 improvement(s), 1 left out by the benchmark' (left out only when there is any)."""
+    line = f"{len(regressions(changes))} regression(s), {sum(c.kind == 'improvement' for c in changes)} improvement(s)"
+    return line + (f", {len(left_out(changes))} left out by the benchmark" if left_out(changes) else "")
+
+
 def markdown(changes: list[Change], tolerance: Tolerance, before: str, after: str) -> str:
     """For a CI job summary or a pull-request comment."""
     moved = [c for c in changes if c.kind not in ("same",)]
     lines = [f"### SysMoBench: {after} against {before}", ""]
     worse = regressions(changes)
+    gone = left_out(changes)
     lines.append(f"**{len(worse)} regression(s)**, {sum(c.kind == 'improvement' for c in changes)} improvement(s), "
-                 f"{sum(c.kind == 'same' for c in changes)} unchanged.")
+                 f"{sum(c.kind == 'same' for c in changes)} unchanged"
+                 + (f", {len(gone)} left out by the benchmark (not a pass of the spec)." if gone else "."))
     if moved:
         lines += ["", "| cell | phase | baseline | now | change |", "|---|---|---|---|---|"]
         for c in moved:
             before_s = "-" if c.before is None else f"{c.before:.2f}"
             after_s = "-" if c.after is None else f"{c.after:.2f}"
-            mark = {"regression": "**regressed**", "improvement": "improved"}.get(c.kind, c.kind)
+            mark = {"regression": "**regressed**", "improvement": "improved",
+                    "left_out": f"left out ({c.cause})"}.get(c.kind, c.kind)
             lines.append(f"| {c.cell} | {c.phase} | {before_s} | {after_s} | {mark} |")
     return "\n".join(lines) + "\n"
 

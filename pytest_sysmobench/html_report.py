@@ -32,6 +32,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bott
 table{border-collapse:collapse;margin:6px 0}th,td{border:1px solid #d0d7de;padding:4px 8px;vertical-align:top}
 th{background:#f6f8fa;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
 td.passed{background:#dafbe1}td.failed{background:#ffebe9}td.other{background:#f6f8fa;color:#57606a}
+small.charge{display:block;color:#8250df}
 details summary{cursor:pointer}details div{max-width:520px;white-space:pre-wrap;font-size:12px;color:#57606a}
 .heat td{text-align:center;min-width:90px}.plots{display:flex;flex-wrap:wrap;gap:28px;align-items:flex-start}
 svg text{font:11px system-ui,sans-serif;fill:#1f2328}.legend span{display:inline-block;margin-right:14px}
@@ -73,8 +74,9 @@ def _header(board: Mapping[str, Any]) -> list[str]:
     facts += [f'{_e(k)} <code title="{_e(v)}">{_e(_short(v, 24))}</code>' for k, v in list(provenance.items())[:20]]
     formula = " + ".join(f"{_number(weights.get(p), 2)}·{PHASE_LABELS[p].split()[0]}" for p in PHASES)
     lines = ["<h1>SysMoBench leaderboard</h1>", f'<p class="meta">{" · ".join(facts)}</p>',
-             f'<p class="meta">composite = {formula}; a phase that was not run is blank and '
-             "kept out of every mean</p>"]
+             f'<p class="meta">composite = {formula}; a cell charged to the benchmark (a phase it could not '
+             "score, or one not run) has no composite and is kept out of every mean, best of k and pass@k, "
+             "counted apart by cause</p>"]
     if board.get("interrupted"):
         lines.append('<p class="banner">This run was interrupted: the board holds only what finished.</p>')
     usage = board.get("usage") if isinstance(board.get("usage"), Mapping) else None
@@ -84,8 +86,8 @@ def _header(board: Mapping[str, Any]) -> list[str]:
 
 
 def _models_table(models: list[Mapping[str, Any]]) -> str:
-    head = ["model", "cells", "unscored", *(PHASE_LABELS[p] for p in PHASES), "composite", "best of k", "pass@1 P4",
-            "cost"]
+    head = ["model", "cells", "scored", "left out", *(PHASE_LABELS[p] for p in PHASES), "composite", "best of k",
+            "pass@1 P4", "cost"]
     rows = []
     for model in models:
         pass1 = ((model.get("pass_at_k") or {}).get("invariants") or {}).get("1") if isinstance(
@@ -93,12 +95,24 @@ def _models_table(models: list[Mapping[str, Any]]) -> str:
         usage = model.get("usage") if isinstance(model.get("usage"), Mapping) else None
         rows.append("<tr>" + "".join([
             f"<td>{_name(model.get('model'))}</td>", f'<td class="num">{_e(model.get("cells"))}</td>',
-            f'<td class="num">{_e(model.get("unscored"))}</td>',
+            f'<td class="num scored">{_e(model.get("scored_cells", "-"))}</td>', _left_out_cell(model),
             *(f'<td class="num">{_number(model.get(p))}</td>' for p in PHASES),
             f'<td class="num"><b>{_number(model.get("composite"))}</b></td>',
             f'<td class="num">{_number(model.get("best_of_k"))}</td>', f'<td class="num">{_number(pass1)}</td>',
             f"<td>{_e(_cost(usage)) if usage else '-'}</td>"]) + "</tr>")
     return _table(head, rows, "models")
+
+
+def _left_out_cell(row: Mapping[str, Any]) -> str:
+    """How many cells were left out, by cause; a board from before causes shows its unscored count."""
+    counts = row.get("left_out")
+    if not isinstance(counts, Mapping):
+        return f'<td class="num left-out">{_e(row.get("unscored", "-"))}</td>'
+    known = [(str(cause), _int(n)) for cause, n in list(counts.items())[:20] if _int(n) > 0]
+    if not known:
+        return '<td class="num left-out">0</td>'
+    why = "".join(f'<small class="charge">{_e(cause)} {n}</small>' for cause, n in known)
+    return f'<td class="num left-out">{sum(n for _, n in known)}{why}</td>'
 
 
 def _cells_table(cells: list[Mapping[str, Any]]) -> str:
@@ -111,13 +125,23 @@ def _cells_table(cells: list[Mapping[str, Any]]) -> str:
             f"<td>{_name(cell.get('task'))}</td>", f"<td>{_name(cell.get('model'))}</td>",
             f'<td class="num">{_e(cell.get("sample"))}</td>',
             *(_phase_cell(phases.get(p)) for p in PHASES),
-            f'<td class="num"><b>{_number(cell.get("composite"))}</b></td>', f"<td>{runs}</td>"]) + "</tr>")
+            _composite_cell(cell, phases), f"<td>{runs}</td>"]) + "</tr>")
     return _table(head, rows, "cells")
 
 
+def _composite_cell(cell: Mapping[str, Any], phases: Mapping[str, Any]) -> str:
+    from .report import charge_of_cell  # here: the report module imports this one
+
+    charged_to, cause = charge_of_cell({**cell, "phases": phases})
+    left = f'<small class="charge">left out: {_e(cause)}</small>' if charged_to == "benchmark" else ""
+    return f'<td class="num"><b>{_number(cell.get("composite"))}</b>{left}</td>'
+
+
 def _phase_cell(result: Any) -> str:
+    from .report import charge_of  # here: the report module imports this one
+
     if not isinstance(result, Mapping):
-        return '<td class="other">not run</td>'
+        return '<td class="other">not run<small class="charge">benchmark: not_run</small></td>'
     status = str(result.get("status") or "")
     score = _real(result.get("score"))
     shown = _number(score) if score is not None else _e(status.replace("_", " "))
@@ -126,6 +150,9 @@ def _phase_cell(result: Any) -> str:
     elif status not in ("passed", "failed"):
         shown += f" <small>{_e(status.replace('_', ' '))}</small>" if score is not None else ""
     css = status if status in ("passed", "failed") else "other"
+    charged_to, cause = charge_of(result)
+    if charged_to == "benchmark":  # the spec's outcomes are the default and go unmarked
+        shown += f'<small class="charge">benchmark: {_e(cause)}</small>'
     reason = str(result.get("reason") or "")
     if not reason:
         return f'<td class="{css}">{shown}</td>'
@@ -133,10 +160,10 @@ def _phase_cell(result: Any) -> str:
 
 
 def _groups_table(groups: list[Mapping[str, Any]]) -> str:
-    k_max = max((_int(g.get("samples")) for g in groups), default=1)
+    k_max = max((_int(g.get("scored_samples", g.get("samples"))) for g in groups), default=1)
     ks = [k for k in (1, 2, 5, 10) if k <= k_max] or [1]
-    head = ["task", "model", "samples", "best of k", *(f"pass@{k} {PHASE_LABELS[p].split()[0]}" for p in PHASES
-                                                         for k in ks)]
+    head = ["task", "model", "samples", "scored", "left out", "best of k",
+            *(f"pass@{k} {PHASE_LABELS[p].split()[0]}" for p in PHASES for k in ks)]
     rows = []
     for group in groups:
         passes = group.get("pass_at_k") if isinstance(group.get("pass_at_k"), Mapping) else {}
@@ -144,7 +171,9 @@ def _groups_table(groups: list[Mapping[str, Any]]) -> str:
                   for p in PHASES for k in ks]
         rows.append("<tr>" + "".join([
             f"<td>{_name(group.get('task'))}</td>", f"<td>{_name(group.get('model'))}</td>",
-            f'<td class="num">{_e(group.get("samples"))}</td>', f'<td class="num">{_number(group.get("best_of_k"))}</td>',
+            f'<td class="num">{_e(group.get("samples"))}</td>',
+            f'<td class="num">{_e(group.get("scored_samples", group.get("samples")))}</td>', _left_out_cell(group),
+            f'<td class="num">{_number(group.get("best_of_k"))}</td>',
             *(f'<td class="num">{_number(v)}</td>' for v in values)]) + "</tr>")
     return _table(head, rows, "samples")
 

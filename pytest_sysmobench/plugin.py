@@ -22,7 +22,7 @@ import pytest
 from .llm import CONFIG_ENV, CONFIG_FILE
 from .methods import METHODS
 from .record import PhaseRecord
-from .scoring import PHASE_MARKERS, PhaseResult, Status
+from .scoring import PHASE_MARKERS, Cause, PhaseResult, Status
 
 if TYPE_CHECKING:  # the session, the toolchain and the report load only once the benchmark is used
     from .baseline import Baseline, Tolerance
@@ -275,8 +275,8 @@ def _record(case: PhaseCase, result: PhaseResult, **extra: Any) -> dict[str, Any
     return PhaseRecord.of(case.task, case.model, case.sample, result, **extra).to_json()
 
 
-def _harness_error(item: pytest.Item, case: PhaseCase, message: str) -> HarnessError:
-    item.stash[result_key] = _record(case, PhaseResult(case.phase, Status.ERROR, None, message))
+def _harness_error(item: pytest.Item, case: PhaseCase, message: str, cause: Cause = Cause.HARNESS) -> HarnessError:
+    item.stash[result_key] = _record(case, PhaseResult(case.phase, Status.ERROR, None, message, cause=cause))
     return HarnessError(message)
 
 
@@ -288,7 +288,7 @@ def sysmobench_phase(request: pytest.FixtureRequest) -> PhaseResult:
     if case.error:
         raise _harness_error(item, case, case.error)
     if case.unavailable:
-        skipped = PhaseResult(case.phase, Status.SKIPPED, None, case.unavailable)
+        skipped = PhaseResult(case.phase, Status.SKIPPED, None, case.unavailable, cause=Cause.UNAVAILABLE)
         item.stash[result_key] = _record(case, skipped)
         return skipped
     from .tla.driver import DriverError
@@ -299,7 +299,9 @@ def sysmobench_phase(request: pytest.FixtureRequest) -> PhaseResult:
     try:
         result = state.cell(case).result(case.phase)
         generation = state.cell(case).candidate().generation
-    except (DriverError, ToolchainMissing) as exc:
+    except ToolchainMissing as exc:
+        raise _harness_error(item, case, f"harness error: {exc}", Cause.TOOLCHAIN) from exc
+    except DriverError as exc:
         raise _harness_error(item, case, f"harness error: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - recorded, so the leaderboard still has this cell
         raise _harness_error(item, case, f"harness error: {type(exc).__name__}: {exc}") from exc
@@ -308,7 +310,8 @@ def sysmobench_phase(request: pytest.FixtureRequest) -> PhaseResult:
     item.stash[result_key] = _record(case, result, tools={k: after[k] - before.get(k, 0) for k in after},
                                      generation=dict(generation) if generation else None,
                                      provenance=state.provenance())
-    for name, value in (("score", result.score), ("status", result.status.value), ("reason", result.reason)):
+    for name, value in (("score", result.score), ("status", result.status.value), ("reason", result.reason),
+                        ("charged_to", result.charged_to.value), ("cause", result.cause.value if result.cause else "")):
         item.user_properties.append((f"sysmobench.{name}", value))
     item.user_properties.append(("sysmobench.cell", case.cell.label))
     if result.status is Status.ERROR:
@@ -344,10 +347,12 @@ def check_phase(result: PhaseResult) -> None:
         pytest.xfail(f"{headline}, as in the baseline ({gate['score']:.2f}): {result.reason}")
     if result.status is Status.PASSED:
         return
-    if result.status is Status.FAILED:
+    if result.status in (Status.FAILED, Status.NOT_EVALUABLE):
         pytest.fail(f"{headline}: {result.reason}", pytrace=False)
     if result.status is Status.ERROR:
         raise HarnessError(result.reason)
+    if result.cause is not None:  # the benchmark's: no score, out of every mean
+        pytest.skip(f"{headline}: not scored ({result.cause.value}, the benchmark's, out of the means): {result.reason}")
     pytest.skip(f"{headline}: {result.reason}")
 
 
@@ -360,7 +365,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     decided = call.when == "call" or (call.when == "setup" and rep.outcome != "passed")
     if decided:
         if rep.outcome == "failed" and call.when == "setup" and record["status"] not in ("error",):
-            record = {**record, "status": "error", "reason": str(call.excinfo.value) if call.excinfo else "error"}
+            record = {**record, "status": "error", "reason": str(call.excinfo.value) if call.excinfo else "error",
+                      "score": None, "charged_to": "benchmark", "cause": record.get("cause") or "harness_error"}
         setattr(rep, REPORT_KEY, record)
     return rep
 
@@ -429,14 +435,15 @@ class LeaderboardReporter:
         gate = self.config.stash.get(gate_key, None)
         if gate is None:
             return []
-        from .baseline import compare, regressions
+        from .baseline import compare, counts_line, regressions
 
         changes = [c for c in compare(gate.baseline.board, board, gate.tolerance) if c.kind not in ("gone", "same")]
+        # A cell left out for a cause of the benchmark's is listed, never failed: the spec did
+        # nothing wrong, and a harness error already fails its item as a pytest error.
         worse = [c for c in regressions(changes) if c.phase == "composite"]
         if worse and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        lines = [f"baseline {gate.baseline.path}: {len(regressions(changes))} regression(s), "
-                 f"{sum(c.kind == 'improvement' for c in changes)} improvement(s)"]
+        lines = [f"baseline {gate.baseline.path}: {counts_line(changes)}"]
         lines += [f"  {c.describe(gate.tolerance)}" for c in changes]
         lines += [f"  warning: scored with another toolchain than the baseline ({m})"
                   for m in gate.baseline.provenance_mismatches(board.get("provenance") or {})]
@@ -455,10 +462,7 @@ class LeaderboardReporter:
                 classes = "; ".join(f"{PHASE_MARKERS[p].upper()} " + ", ".join(f"{k} {n}" for k, n in c.items())
                                     for p, c in model["failure_classes"].items())
                 terminalreporter.write_line(f"failure classes of {model['model']}: {classes}")
-        unscored = [f"{m['model']} {m['unscored']} of {m['cells']}" for m in board["models"] if m.get("unscored")]
-        if unscored:
-            terminalreporter.write_line("cells without a composite (a phase that decided nothing about the spec), "
-                                        "outside the composite means: " + ", ".join(unscored))
+        self._charges(terminalreporter, board)
         tools = self.collector.tools
         terminalreporter.write_line(
             f"tool runs: {tools.get('sany', 0)} SANY, {tools.get('tlc', 0)} TLC; "
@@ -467,14 +471,24 @@ class LeaderboardReporter:
         if board.get("usage") or tools.get("model_requests"):
             terminalreporter.write_line(_leaderboard().usage_line(board.get("usage") or {}, tools))
         for model in board["models"]:
-            if model.get("pass_at_k") and len(model["pass_at_k"]["syntax"]) > 1:
-                k = str(len(model["pass_at_k"]["syntax"]))
-                cols = ", ".join(f"{p} {model['pass_at_k'][p][k]:.2f}" for p in model["pass_at_k"])
+            k_max = max((len(v) for v in (model.get("pass_at_k") or {}).values()), default=0)
+            if k_max > 1:
+                k = str(k_max)
+                cols = ", ".join(f"{p} {v[k]:.2f}" for p, v in model["pass_at_k"].items() if k in v)
                 terminalreporter.write_line(f"{model['model']}: pass@{k} {cols}; best-of-{k} composite {'-' if model['best_of_k'] is None else format(model['best_of_k'], '.3f')}")
         for path in self.collector.written:
             terminalreporter.write_line(f"wrote {os.path.relpath(path)}")
         for problem in self.collector.problems:
             terminalreporter.write_line(f"warning: {problem}", yellow=True)
+
+    @staticmethod
+    def _charges(terminalreporter: Any, board: dict[str, Any]) -> None:
+        """What each model's means are over, and what was left out of them and why."""
+        for model in board["models"]:
+            terminalreporter.write_line(f"{model['model']}: {_leaderboard().charges_line(model)}")
+        if any(m.get("left_out") for m in board["models"]):
+            terminalreporter.write_line("cells left out were charged to the benchmark (a phase it could not score, "
+                                        "or one not run): outside every mean, pass@k and best-of-k")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

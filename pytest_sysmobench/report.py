@@ -1,8 +1,14 @@
 """The leaderboard: built on the controller from per-item records, never from worker state.
 
-Records arrive one per phase item (``task, model, sample, phase, status, score, reason``).
-Cells and model rows are derived here, sorted, so a serial run and a ``-n 2`` run give the
-same leaderboard apart from the run's id and time stamp.
+Records arrive one per phase item (``task, model, sample, phase, status, score, reason,
+charged_to, cause``).  Cells and model rows are derived here, sorted, so a serial run and a
+``-n 2`` run give the same leaderboard apart from the run's id and time stamp.
+
+Every number of a model row counts only what is charged to the spec: the composite mean and
+best of k are over the cells whose four phases are the spec's; a phase mean and its pass@k are
+over the phases the spec is charged with.  A cell with a phase the benchmark could not score (or
+that was not run, -m p4) has no composite and is counted apart by cause; no spec can move a
+mean by making its cell undecidable, and no fault of ours is counted against a spec.
 """
 
 from __future__ import annotations
@@ -17,10 +23,73 @@ from typing import Any, Iterable, Mapping
 
 from . import failures, html_report
 from .cache import atomic_write_text
-from .scoring import WEIGHTS, PhaseResult, Status, composite, pass_at_k
+from .scoring import WEIGHTS, Cause, Charge, PhaseResult, Status, composite, pass_at_k
 from .tasks import PHASES
 
 SCHEMA = 2
+
+
+#: What a record from before outcomes were charged had no score for, read by its status.
+_OLD_CAUSES: Mapping[str, Cause] = {
+    Status.ERROR.value: Cause.HARNESS, Status.SKIPPED.value: Cause.NO_SPEC, Status.BLOCKED.value: Cause.UPSTREAM,
+    Status.INCONCLUSIVE.value: Cause.HARNESS, Status.NOT_EVALUABLE.value: Cause.HARNESS,
+}
+#: Skips that our own code worded before causes were recorded: their reason names the cause
+#: better than the status does (a task unavailable offline has a spec; it has no system).
+_OLD_SKIP_REASONS: tuple[tuple[str, Cause], ...] = (
+    ("unavailable offline", Cause.UNAVAILABLE), ("skipped: no traces", Cause.NO_TRACES),
+)
+_CAUSES = frozenset(c.value for c in Cause)
+
+
+def charge_of(result: Mapping[str, Any]) -> tuple[str, str | None]:
+    """Who a phase outcome is charged to, and why when it is the benchmark.
+
+    A score with no charge, or the spec's, is the spec's; no score is always the benchmark's,
+    whatever an older record (or ``PhaseRecord``'s default) says, since there is nothing to
+    count.  A record from before charges were recorded is read by its status."""
+    if result.get("score") is not None and result.get("charged_to") != Charge.BENCHMARK.value:
+        return Charge.SPEC.value, None
+    return Charge.BENCHMARK.value, _cause_of(result)
+
+
+def _cause_of(result: Mapping[str, Any]) -> str:
+    given = result.get("cause")
+    if isinstance(given, str) and given in _CAUSES:
+        return given
+    status = str(result.get("status") or "")
+    if status == Status.SKIPPED.value:
+        reason = str(result.get("reason") or "")
+        for prefix, cause in _OLD_SKIP_REASONS:
+            if reason.startswith(prefix):
+                return cause.value
+    return _OLD_CAUSES.get(status, Cause.HARNESS).value
+
+
+def cell_charge(phases: Mapping[str, Any]) -> tuple[str, str | None]:
+    """A cell is the spec's only when every phase ran and is the spec's; else the first phase in
+    phase order that is not says why (one cause per cell, so that the counts add up to cells)."""
+    for phase in PHASES:
+        result = phases.get(phase)
+        if not isinstance(result, Mapping):
+            return Charge.BENCHMARK.value, Cause.NOT_RUN.value
+        charged_to, cause = charge_of(result)
+        if charged_to == Charge.BENCHMARK.value:
+            return charged_to, cause
+    return Charge.SPEC.value, None
+
+
+def _is_spec(cell: Mapping[str, Any]) -> bool:
+    return cell.get("charged_to") == Charge.SPEC.value
+
+
+def _phase_counts(cell: Mapping[str, Any], phase: str) -> bool:
+    """Whether a cell's phase counts in that phase's mean and pass@k: it ran and is the spec's.
+    A phase the benchmark could not score, or that was not selected in this run (-m p4), is
+    nobody's result; the spec's other phases of the cell still count, though the cell has no
+    composite."""
+    result = (cell.get("phases") or {}).get(phase)
+    return isinstance(result, Mapping) and charge_of(result)[0] == Charge.SPEC.value
 
 
 def _cells(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -28,10 +97,13 @@ def _cells(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for record in records:
         key = (record["task"], record["model"], int(record["sample"]))
         cell = grouped.setdefault(key, {"task": key[0], "model": key[1], "sample": key[2], "phases": {}})
+        charged_to, cause = charge_of(record)
         cell["phases"][record["phase"]] = {
             "score": record.get("score"),
             "status": record["status"],
             "reason": record.get("reason", ""),
+            "charged_to": charged_to,
+            "cause": cause,
         }
         klass = record.get("failure_class") or (record.get("details") or {}).get("failure_class")
         if klass and record["status"] == Status.FAILED.value:
@@ -48,14 +120,17 @@ def _cells(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     cells = []
     for key in sorted(grouped):
         cell = grouped[key]
-        results = {
-            p: PhaseResult(p, Status(v["status"]), v["score"]) for p, v in cell["phases"].items()
-        }
         cell["phases"] = {p: cell["phases"][p] for p in PHASES if p in cell["phases"]}
-        # A phase that was not selected (-m p4, -k runtime) is unknown, not 0: no composite then.
-        cell["composite"] = composite(results)
+        cell["charged_to"], cell["cause"] = cell_charge(cell["phases"])
+        # A cell the benchmark could not score in full has no composite: a phase not run (-m p4)
+        # or without a score is unknown, never a 0.
+        cell["composite"] = _composite(cell["phases"]) if _is_spec(cell) else None
         cells.append(cell)
     return cells
+
+
+def _composite(phases: Mapping[str, Mapping[str, Any]]) -> float | None:
+    return composite({p: PhaseResult(p, Status(v["status"]), v["score"]) for p, v in phases.items()})
 
 
 def _usage_of(generation: Mapping[str, Any]) -> dict[str, Any]:
@@ -73,13 +148,26 @@ def _added(total: Mapping[str, Any] | None, use: Mapping[str, Any]) -> dict[str,
     return summed
 
 
+def left_out(cells: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """{cause: cells} of the cells charged to the benchmark, in a stable order."""
+    counts: dict[str, int] = {}
+    for cell in cells:
+        if not _is_spec(cell):
+            cause = str(cell.get("cause") or Cause.HARNESS.value)
+            counts[cause] = counts.get(cause, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def _samples(cells: list[dict[str, Any]]) -> dict[str, Any]:
-    """pass@k per phase (unbiased estimator over the n samples) and the best sample's composite."""
-    n = len(cells)
-    composites = [c["composite"] for c in cells if c["composite"] is not None]
-    result: dict[str, Any] = {"samples": n, "best_of_k": max(composites) if composites else None, "pass_at_k": {}}
+    """pass@k per phase (unbiased estimator) and the best sample's composite, over the samples
+    charged to the spec: a sample the benchmark could not score is neither a pass nor a fail."""
+    scored = [c for c in cells if _is_spec(c)]
+    composites = [c["composite"] for c in scored if c["composite"] is not None]
+    result: dict[str, Any] = {"samples": len(cells), "scored_samples": len(scored), "left_out": left_out(cells),
+                              "best_of_k": max(composites) if composites else None, "pass_at_k": {}}
     for phase in PHASES:
-        c = sum(1 for cell in cells if (cell["phases"].get(phase) or {}).get("status") == Status.PASSED.value)
+        ran = [cell for cell in cells if _phase_counts(cell, phase)]
+        n, c = len(ran), sum(1 for cell in ran if cell["phases"][phase]["status"] == Status.PASSED.value)
         result["pass_at_k"][phase] = {str(k): round(pass_at_k(n, c, k), 6) for k in range(1, n + 1)}
     return result
 
@@ -111,29 +199,36 @@ def _models(cells: list[dict[str, Any]], groups: list[dict[str, Any]]) -> list[d
     rows = []
     for model in sorted({c["model"] for c in cells}):
         mine = [c for c in cells if c["model"] == model]
-        row: dict[str, Any] = {"model": model, "cells": len(mine)}
-        row["composite"] = _mean([c["composite"] for c in mine])
-        # Cells with a phase that has no score (not run, inconclusive, not evaluable, a harness
-        # error): out of the composite mean, and counted so that nobody mistakes the mean for all.
-        row["unscored"] = sum(1 for c in mine if c["composite"] is None)
+        scored = [c for c in mine if _is_spec(c)]
+        row: dict[str, Any] = {"model": model, "cells": len(mine), "scored_cells": len(scored),
+                               "left_out": left_out(mine)}
+        # Kept for readers of boards from before cells were charged: the cells without a composite.
+        row["unscored"] = len(mine) - len(scored)
+        row["composite"] = _mean([c["composite"] for c in scored])
         for phase in PHASES:
-            # A phase without a score (inconclusive, a mapping error, a harness error) says
-            # nothing about the spec: the mean is over the cells that were scored.
-            scores = [score for c in mine if (score := (c["phases"].get(phase) or {}).get("score")) is not None]
-            row[phase] = round(sum(scores) / len(scores), 6) if scores else None
+            row[phase] = _mean([c["phases"][phase]["score"] for c in mine if _phase_counts(c, phase)])
+        # A task none of whose samples the benchmark could score (one unavailable offline) says
+        # nothing about the model: it is left out of best of k and pass@k, not counted as a fail.
         per_task = [g for g in groups if g["model"] == model]
-        row["best_of_k"] = _mean([g["best_of_k"] for g in per_task])
-        k_max = min(g["samples"] for g in per_task)
-        row["pass_at_k"] = {
-            phase: {str(k): round(sum(g["pass_at_k"][phase][str(k)] for g in per_task) / len(per_task), 6)
-                    for k in range(1, k_max + 1)}
-            for phase in PHASES
-        }
+        row["best_of_k"] = _mean([g["best_of_k"] for g in per_task if g["scored_samples"]])
+        row["pass_at_k"] = _mean_pass_at_k(per_task)
         if any(c.get("generation") or c.get("evaluator") for c in mine):
             row["usage"] = _spend(mine)
         row["failure_classes"] = failures.counts(mine)
         rows.append(row)
     return sorted(rows, key=lambda r: (r["composite"] is None, -(r["composite"] or 0.0), r["model"]))
+
+
+def _mean_pass_at_k(groups: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per phase and k, the mean over the tasks that have a sample of that phase to count, for
+    the k every such task has."""
+    out: dict[str, dict[str, float]] = {}
+    for phase in PHASES:
+        having = [g for g in groups if g["pass_at_k"][phase]]
+        k_max = min((len(g["pass_at_k"][phase]) for g in having), default=0)
+        out[phase] = {str(k): round(sum(g["pass_at_k"][phase][str(k)] for g in having) / len(having), 6)
+                      for k in range(1, k_max + 1)}
+    return out
 
 
 def _mean(values: Iterable[float | None]) -> float | None:
@@ -149,6 +244,7 @@ def records_of(board: Mapping[str, Any]) -> list[dict[str, Any]]:
         for phase, result in (cell.get("phases") or {}).items():
             records.append({"task": cell["task"], "model": cell["model"], "sample": cell["sample"], "phase": phase,
                             "status": result["status"], "score": result.get("score"), "reason": result.get("reason", ""),
+                            "charged_to": result.get("charged_to"), "cause": result.get("cause"),
                             "failure_class": result.get("failure_class"), "run_id": runs[-1],
                             "generation": cell.get("generation"), "cell_evaluator": cell.get("evaluator")})
     return records
@@ -197,6 +293,8 @@ def build(records: Iterable[Mapping[str, Any]], provenance: Mapping[str, Any], r
         "runs": sorted({run for cell in cells for run in cell.get("runs", [])}),
         "tasks": groups,
         "models": _models(cells, groups),
+        "scored_cells": sum(1 for c in cells if _is_spec(c)),
+        "left_out": left_out(cells),
     }
     if any(c.get("generation") or c.get("evaluator") for c in cells):
         board["usage"] = _spend(cells)
@@ -219,11 +317,13 @@ def usage_line(usage: Mapping[str, Any], tools: Mapping[str, int]) -> str:
     return line
 
 
-CSV_COLUMNS = ("task", "model", "sample", *[f"{p}_{k}" for p in PHASES for k in ("score", "status")], "composite")
+CSV_COLUMNS = ("task", "model", "sample", *[f"{p}_{k}" for p in PHASES for k in ("score", "status")], "composite",
+               "charged_to", "cause")
 
 
 def cells_csv(board: Mapping[str, Any]) -> str:
-    """One row per cell; a phase that has no score is an empty field."""
+    """One row per cell; a phase that has no score is an empty field, and so is a spec's cause.
+    New columns go at the end, so that a reader by position keeps working."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -232,9 +332,30 @@ def cells_csv(board: Mapping[str, Any]) -> str:
         for phase in PHASES:
             result = cell["phases"].get(phase) or {}
             row += [_csv_number(result.get("score")), result.get("status") or ""]
-        row.append(_csv_number(cell["composite"]))
+        charged_to, cause = charge_of_cell(cell)
+        row += [_csv_number(cell["composite"]), charged_to, cause or ""]
         writer.writerow(row)
     return out.getvalue()
+
+
+def charge_of_cell(cell: Mapping[str, Any]) -> tuple[str, str | None]:
+    """A cell's charge as its board says, or derived for a board written before cells had one."""
+    if cell.get("charged_to") in (Charge.SPEC.value, Charge.BENCHMARK.value):
+        return str(cell["charged_to"]), cell.get("cause")
+    phases = cell.get("phases")
+    return cell_charge(phases if isinstance(phases, Mapping) else {})
+
+
+def charges_line(row: Mapping[str, Any]) -> str:
+    """'10 scored, 1 left out (system_unavailable)': what a model's means are over, and why the
+    rest is not in them."""
+    scored = int(row.get("scored_cells") or 0)
+    counts = row.get("left_out") if isinstance(row.get("left_out"), Mapping) else {}
+    total = sum(int(n) for n in counts.values())
+    if not total:
+        return f"{scored} scored"
+    why = next(iter(counts)) if len(counts) == 1 else ", ".join(f"{cause} {n}" for cause, n in counts.items())
+    return f"{scored} scored, {total} left out ({why})"
 
 
 def _csv_number(value: Any) -> str:
@@ -272,8 +393,10 @@ def table(board: Mapping[str, Any]) -> str:
     for cell in board["cells"]:
         label = cell["model"] + (f" s{cell['sample']}" if cell["sample"] else "")
         phases = [cell["phases"].get(p) or {} for p in PHASES]
+        charged_to, cause = charge_of_cell(cell)
+        left = f" left out ({cause})" if charged_to == Charge.BENCHMARK.value else ""
         rows.append([cell["task"], label, *[_fmt(r.get("score"), r.get("status")) for r in phases],
-                     _number(cell["composite"])])
+                     _number(cell["composite"]) + left])
     for model in board["models"]:
         means = ["-" if model[p] is None else f"{model[p]:.2f}" for p in PHASES]
         rows.append(["(mean)", model["model"], *means, _number(model["composite"])])

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from pytest_sysmobench import load_tasks, report
-from pytest_sysmobench.baseline import BaselineError, Tolerance, bless, compare, judge, markdown, regressions
+from pytest_sysmobench.baseline import (Baseline, BaselineError, Tolerance, bless, compare, counts_line, judge, left_out,
+                                        markdown, regressions, scored)
 from pytest_sysmobench.cli import main as cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,6 +91,62 @@ def test_the_committed_baseline_is_the_reference_at_full_score() -> None:
                for c in board["cells"] if c["task"] in unavailable)
 
 
+def _unavailable(task: str, run_id: str = "r2", model: str = "m") -> dict[str, Any]:
+    """A board where ``task`` could not run here (its system is unavailable offline)."""
+    records = [{"task": task, "model": model, "sample": 0, "phase": p, "score": None, "status": "skipped",
+                "reason": "unavailable offline: gone", "charged_to": "benchmark", "cause": "system_unavailable"}
+               for p in PHASES]
+    return report.build(records, {"jar_sha256": "a"}, run_id)
+
+
+def test_the_gate_reads_the_charge_not_the_status() -> None:
+    assert scored({"status": "inconclusive", "score": 0.5}) == 0.5  # a score is the spec's, whatever the status
+    assert scored({"status": "failed", "score": None}) is None
+    assert scored({"status": "skipped", "score": None, "charged_to": "spec"}) is None  # no score: nothing to compare
+    assert scored({"status": "failed", "score": 0.5, "charged_to": "benchmark", "cause": "evaluator_failed"}) is None
+    assert scored({"status": "passed", "score": 1.0, "charged_to": "spec", "cause": None}) == 1.0
+
+
+def test_a_cell_the_baseline_scored_and_this_run_left_out_is_named_with_its_cause_never_a_pass() -> None:
+    before = _board({("curp", p): 1.0 for p in PHASES})
+    changes = compare(before, _unavailable("curp"), Tolerance.parse("0"))
+    assert [(c.phase, c.kind, c.cause) for c in changes] == [(p, "left_out", "system_unavailable")
+                                                              for p in (*PHASES, "composite")]
+    assert not regressions(changes) and len(left_out(changes)) == 5
+    assert changes[-1].describe(Tolerance.parse("0")) == (
+        "curp/m composite: left out (system_unavailable), charged to the benchmark, not a pass of the spec: "
+        "baseline 1.00, now - (tolerance 0)")
+    assert counts_line(changes) == "0 regression(s), 0 improvement(s), 5 left out by the benchmark"
+    text = markdown(changes, Tolerance.parse("0"), "base.json", "now.json")
+    assert "5 left out by the benchmark (not a pass of the spec)" in text
+    assert "| curp/m | composite | 1.00 | - | left out (system_unavailable) |" in text
+    # The other way round a cell scored now and left out in the baseline is new, and left out both times is the same.
+    assert {c.kind for c in compare(_unavailable("curp"), before, Tolerance.parse("0"))} == {"new"}
+    assert {c.kind for c in compare(_unavailable("curp"), _unavailable("curp"), Tolerance.parse("0"))} == {"same"}
+
+
+def test_a_baseline_from_before_charges_is_read_by_score_and_status() -> None:
+    """The committed baseline has no charges: curp's skipped phases are left out there too, never a 0."""
+    old = json.loads(BASELINE.read_text())
+    base = Baseline(old, BASELINE)
+    assert all(base.score("curp", "reference", 0, p) is None for p in (*PHASES, "composite"))
+    assert {base.cause("curp", "reference", 0, p) for p in (*PHASES, "composite")} == {"system_unavailable"}
+    assert base.cause("spin", "reference", 0, "composite") is None
+    changes = compare(old, _unavailable("curp", model="reference"), Tolerance.parse("0"))
+    assert {c.kind for c in changes if c.task == "curp"} == {"same"}
+
+
+def test_cli_compare_names_what_was_left_out_and_does_not_fail_on_it(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(_board({**{("curp", p): 1.0 for p in PHASES}, **{("spin", p): 1.0 for p in PHASES}})))
+    b.write_text(json.dumps(report.merge(_board({("spin", p): 1.0 for p in PHASES}), _unavailable("curp"))))
+    assert cli(["leaderboard", "compare", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "curp/m invariants: left out (system_unavailable), charged to the benchmark, not a pass of the spec" in out
+    assert "0 regression(s), 0 improvement(s), 5 left out by the benchmark, 5 unchanged" in out
+
+
 # ------------------------------------------------------------------ items against a baseline
 
 
@@ -145,6 +202,24 @@ def test_a_failure_the_baseline_already_had_is_expected_and_a_tolerance_absorbs_
                                           "--sysmobench-baseline", str(strict), "--sysmobench-tolerance", "p4=0.5,composite=0.5")
     tolerant.assert_outcomes(passed=3, xfailed=1)
     assert tolerant.ret == pytest.ExitCode.OK
+
+
+def test_a_cell_left_out_now_is_listed_with_its_cause_and_does_not_fail_the_gate(bench: pytest.Pytester) -> None:
+    """curp scored in the baseline (as if it had run there), unavailable here: listed, not a regression, not a pass."""
+    shutil.copytree(ROOT / "tasks" / "curp", bench.path / "tasks" / "curp")
+    records = [{"task": t, "model": "reference", "sample": 0, "phase": p, "score": 1.0, "status": "passed", "reason": ""}
+               for t in ("spin", "curp") for p in PHASES]
+    baseline = bench.path / "baseline.json"
+    baseline.write_text(json.dumps(bless(report.build(records, {}, "blessed-run"))))
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-baseline", str(baseline))
+    result.assert_outcomes(passed=4, skipped=4)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines([
+        "*baseline*: 0 regression(s), 0 improvement(s), 5 left out by the benchmark",
+        "*curp/reference composite: left out (system_unavailable), charged to the benchmark, not a pass of the spec: "
+        "baseline 1.00, now -*",
+        "reference: 1 scored, 1 left out (system_unavailable)",
+    ])
 
 
 @pytest.mark.parametrize("args, message", [

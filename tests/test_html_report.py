@@ -7,6 +7,7 @@ marked ``browser`` so they can be deselected with ``-m "not browser"``.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import struct
 from html.parser import HTMLParser
@@ -90,18 +91,70 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st
                     max_leaves=30)
 BOARDS = st.fixed_dictionaries({}, optional={
     "cells": st.lists(st.fixed_dictionaries({}, optional={
-        "task": JSON, "model": JSON, "sample": JSON, "composite": JSON, "runs": JSON,
+        "task": JSON, "model": JSON, "sample": JSON, "composite": JSON, "runs": JSON, "charged_to": JSON, "cause": JSON,
         "phases": st.dictionaries(st.sampled_from(PHASES), st.dictionaries(
-            st.sampled_from(["status", "score", "reason", "failure_class"]), JSON)) | JSON}), max_size=4) | JSON,
+            st.sampled_from(["status", "score", "reason", "failure_class", "charged_to", "cause"]), JSON)) | JSON}),
+        max_size=4) | JSON,
     "models": st.lists(st.dictionaries(st.sampled_from(["model", *PHASES, "composite", "failure_classes", "usage",
-                                                         "pass_at_k", "cells", "unscored"]), JSON), max_size=3) | JSON,
-    "tasks": JSON, "provenance": JSON, "weights": JSON, "usage": JSON, "run_id": JSON, "interrupted": JSON})
+                                                         "pass_at_k", "cells", "unscored", "scored_cells", "left_out"]),
+                                       JSON), max_size=3) | JSON,
+    "tasks": st.lists(st.dictionaries(st.sampled_from(["task", "model", "samples", "scored_samples", "left_out",
+                                                        "best_of_k", "pass_at_k"]), JSON), max_size=3) | JSON, "provenance": JSON, "weights": JSON, "usage": JSON, "run_id": JSON, "interrupted": JSON})
 
 
 @given(BOARDS)
 @settings(max_examples=200, deadline=None)
 def test_any_board_shaped_json_renders_to_the_page_tags_only(board: dict[str, Any]) -> None:
     assert _parsed(render(board)).tags <= PAGE_TAGS
+
+
+def _charged_board() -> dict[str, Any]:
+    """spin scored in full, curp unavailable offline, mutex without traces (a record from before charges)."""
+    records = [_record("spin", "reference", p, "passed", 1.0, charged_to="spec") for p in PHASES]
+    records += [_record("curp", "reference", p, "skipped", None, "unavailable offline: no CURP", charged_to="benchmark",
+                        cause="system_unavailable") for p in PHASES]
+    records += [_record("mutex", "reference", p, "passed", 1.0) for p in ("syntax", "runtime", "invariants")]
+    records += [_record("mutex", "reference", "conformance", "skipped", None, "skipped: no traces for task mutex")]
+    return report.build(records, {}, "run")
+
+
+def _text(fragment: str) -> str:
+    """What a reader sees of some HTML: its text, with tags as spaces."""
+    return " ".join(re.sub(r"<[^>]+>", " ", fragment).split())
+
+
+def _row_of(page: str, table: str, first: str) -> str:
+    body = page[page.index(f'<table class="{table}">'):]
+    body = body[:body.index("</table>")]
+    rows = [r for r in body.split("<tr") if _text("<tr" + r).startswith(first)]
+    assert len(rows) == 1, (first, rows)
+    return _text("<tr" + rows[0])
+
+
+def _without_charges(board: dict[str, Any]) -> dict[str, Any]:
+    strip = lambda d: {k: v for k, v in d.items() if k not in ("charged_to", "cause")}  # noqa: E731
+    return {**board, "cells": [{**strip(c), "phases": {p: strip(r) for p, r in c["phases"].items()}}
+                               for c in board["cells"]]}
+
+
+def test_the_page_shows_scored_cells_left_out_causes_and_who_each_phase_is_charged_to() -> None:
+    board = _charged_board()
+    page = render(board)
+    assert _parsed(page).tags <= PAGE_TAGS
+    models = _row_of(page, "models", "reference")
+    assert models.startswith("reference 3 1 2 no_traces 1 system_unavailable 1 1.000"), models
+    curp = _row_of(page, "cells", "curp")
+    assert curp.count("benchmark: system_unavailable") == 4 and "left out: system_unavailable" in curp
+    mutex = _row_of(page, "cells", "mutex")
+    assert mutex.count("benchmark:") == 1 and "benchmark: no_traces" in mutex and "left out: no_traces" in mutex
+    assert "benchmark" not in _row_of(page, "cells", "spin")  # the spec's outcomes are not marked
+    samples = _row_of(page, "samples", "curp")
+    assert samples.startswith("curp reference 1 0 1 system_unavailable 1 -"), samples
+    # A board from before charges: the same marks, derived from scores and statuses.
+    old = _without_charges(board)
+    assert "charged_to" not in str(old["cells"])
+    again = render(old)
+    assert _row_of(again, "cells", "curp") == curp and _row_of(again, "cells", "mutex") == mutex
 
 
 # ------------------------------------------------------------------ in a real browser
@@ -179,6 +232,24 @@ def test_a_runs_html_leaderboard_reads_in_chromium(pytester: pytest.Pytester, br
     assert "1.000" in reference
     width, height = _png_size(tmp_path / "leaderboard.png")
     assert width == 1300 and height > 900
+
+
+@pytest.mark.browser
+def test_chromium_shows_what_each_model_left_out_and_why(browser: Any, tmp_path: Path) -> None:
+    (tmp_path / "charged.html").write_text(render(_charged_board()))
+    visit = _Visit(browser, tmp_path / "charged.html", tmp_path / "charged.png")
+    assert visit.console == [] and visit.requests == [visit.url]
+    row = visit.page.locator("table.models tbody tr", has_text="reference").first
+    assert row.locator("td.scored").inner_text() == "1"
+    left = row.locator("td.left-out").inner_text().split()
+    assert left == ["2", "no_traces", "1", "system_unavailable", "1"], left
+    curp = visit.page.locator("table.cells tr.cell", has_text="curp").first
+    assert curp.locator("small.charge").all_inner_texts() == ["benchmark: system_unavailable"] * 4 + [
+        "left out: system_unavailable"]
+    assert visit.page.locator("table.cells tr.cell", has_text="spin").first.locator("small.charge").count() == 0
+    # Each mark sits on its own line, under the outcome it explains.
+    outcome, mark = curp.locator("summary").first.bounding_box(), curp.locator("small.charge").first.bounding_box()
+    assert mark["y"] >= outcome["y"] + 10, (outcome, mark)
 
 
 @pytest.mark.browser

@@ -47,10 +47,11 @@ def test_reference_run_writes_the_leaderboard_and_caches(bench: pytest.Pytester)
     assert set(board["provenance"]) >= {"package_version", "jar_sha256", "java_version"}
     (cell,) = board["cells"]
     assert (cell["task"], cell["model"], cell["sample"], cell["composite"]) == ("spin", "reference", 0, None)
-    assert cell["phases"]["conformance"] == {"score": None, "status": "skipped", "reason": "skipped: no traces for task spin"}
+    assert cell["phases"]["conformance"] == {"score": None, "status": "skipped", "reason": "skipped: no traces for task spin",
+                                             "charged_to": "benchmark", "cause": "no_traces"}
     assert board["models"][0]["invariants"] == 1.0 and board["models"][0]["conformance"] is None
     assert board["models"][0]["unscored"] == 1
-    result.stdout.fnmatch_lines(["cells without a composite*outside the composite means: reference 1 of 1"])
+    result.stdout.fnmatch_lines(["reference: 0 scored, 1 left out (no_traces)"])
     assert (bench.path / ".sysmobench" / "leaderboard.csv").read_text().startswith("task,model,sample,")
     run_dir = bench.path / ".sysmobench" / "runs" / board["run_id"]
     cell_dir = run_dir / "spin" / "reference" / "s0"
@@ -173,7 +174,8 @@ def test_a_task_unavailable_offline_is_listed_and_its_items_skip_with_the_reason
     shutil.copytree(ROOT / "tasks" / "curp", bench.path / "tasks" / "curp")
     result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "-rs")
     result.assert_outcomes(passed=3, skipped=5)
-    result.stdout.fnmatch_lines(["SKIPPED*invariants score - (skipped): unavailable offline: No implementation of CURP*"])
+    result.stdout.fnmatch_lines(["SKIPPED*invariants score - (skipped): not scored (system_unavailable, the benchmark's, "
+                                 "out of the means): unavailable offline: No implementation of CURP*"])
     board = _board(bench.path)
     (curp,) = [c for c in board["cells"] if c["task"] == "curp"]
     assert curp["composite"] is None

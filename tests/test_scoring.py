@@ -5,7 +5,9 @@ import math
 import pytest
 from hypothesis import given, strategies as st
 
-from pytest_sysmobench.scoring import WEIGHTS, PhaseResult, Status, composite, gate, pass_at_k
+from pytest_sysmobench.record import PhaseRecord
+from pytest_sysmobench.report import charge_of
+from pytest_sysmobench.scoring import WEIGHTS, Cause, Charge, PhaseResult, Status, composite, gate, pass_at_k
 
 SCORES = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 
@@ -71,3 +73,20 @@ def test_pass_at_k_matches_enumeration(args: tuple[int, int, int]) -> None:
 def test_result_json_round_trip() -> None:
     result = PhaseResult("invariants", Status.INCONCLUSIVE, 0.5, "budget", {"passed": 1})
     assert PhaseResult.from_json(result.to_json()) == result
+
+
+RESULTS = st.builds(
+    PhaseResult, st.sampled_from(list(WEIGHTS)), st.sampled_from(list(Status)), SCORES | st.none(),
+    st.sampled_from(["", "why", "harness error: x"]), st.just({}), st.none() | st.sampled_from(list(Cause)))
+
+
+@given(RESULTS)
+def test_the_board_reads_a_record_with_the_charge_its_result_had(result: PhaseResult) -> None:
+    record = PhaseRecord.of("spin", "m", 0, result).to_json()
+    assert charge_of(record) == (result.charged_to.value, result.cause.value if result.cause else None)
+    assert (result.charged_to is Charge.BENCHMARK) == (result.score is None) == (result.cause is not None)
+    # Read as a record from before charges (no charged_to, no cause): the same charge, and for
+    # the benchmark's, the cause that the status gives by default.
+    old = {k: v for k, v in record.items() if k not in ("charged_to", "cause")}
+    default = PhaseResult(result.phase, result.status, result.score, result.reason)
+    assert charge_of(old) == (default.charged_to.value, default.cause.value if default.cause else None)

@@ -166,7 +166,7 @@ class _Checker:
         self.ctx = ctx
         self.task = ctx.task
         self.files = {**ctx.spec_files(), **work_files(ctx), **check_files}
-        self.config = config.with_section("CONSTRAINT", [PREFIX + WORK_BOUND])
+        self.config = config.with_section("CONSTRAINT", [PREFIX + WORK_BOUND], first=True)
         self.mark = work_mark(ctx)
         self._stops: dict[int, tuple[TlcResult, str]] = {}
 

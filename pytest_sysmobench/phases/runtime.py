@@ -82,7 +82,7 @@ def _files(ctx: CellContext, config: Config) -> dict[str, str]:
 
 def _bfs(ctx: CellContext, config: Config) -> TlcResult:
     budget = ctx.task.runtime.budget_s
-    files = {**_files(ctx, config.with_section("CONSTRAINT", [BOUND])), **run_modules(ctx)}
+    files = {**_files(ctx, config.with_section("CONSTRAINT", [BOUND], first=True)), **run_modules(ctx)}
     run = ctx.toolchain.tlc(
         ctx.job_dir("runtime", "bfs"),
         files,

@@ -156,11 +156,14 @@ class Config:
     def strip_assertions(self) -> tuple[Config, list[str]]:
         return self.without(ASSERTION_KEYWORDS)
 
-    def with_section(self, keyword: str, names: Iterable[str]) -> Config:
+    def with_section(self, keyword: str, names: Iterable[str], first: bool = False) -> Config:
+        """``first``: before every other section, so that TLC evaluates it first (a work bound's
+        count must see every successor, before another constraint can rule one out)."""
         listed = " ".join(names)
         if not listed:
             return self
-        return Config(self.preamble, self.sections + (Section(keyword, f" {listed}\n"),))
+        added = (Section(keyword, f" {listed}\n"),)
+        return Config(self.preamble, added + self.sections if first else self.sections + added)
 
     def unsupported(self) -> list[str]:
         return sorted(self.keywords() & UNSUPPORTED_IN_215)
