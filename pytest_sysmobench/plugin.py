@@ -488,7 +488,8 @@ class LeaderboardReporter:
             terminalreporter.write_line(f"{model['model']}: {_leaderboard().charges_line(model)}")
         if any(m.get("left_out") for m in board["models"]):
             terminalreporter.write_line("cells left out were charged to the benchmark (a phase it could not score, "
-                                        "or one not run): outside every mean, pass@k and best-of-k")
+                                        "or one not run): no composite, outside the composite mean and best-of-k; "
+                                        "phase means and pass@k count only the phases charged to the spec")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
