@@ -82,7 +82,10 @@ def _files(ctx: CellContext, config: Config) -> dict[str, str]:
 
 def _bfs(ctx: CellContext, config: Config) -> TlcResult:
     budget = ctx.task.runtime.budget_s
-    files = {**_files(ctx, config.with_section("CONSTRAINT", [BOUND], first=True)), **run_modules(ctx)}
+    # The bound goes after the spec's own sections, so that TLC's line numbers in a cfg error are
+    # the spec's; a successor the spec's own CONSTRAINT rules out first is not counted, and the
+    # spec's time beyond that is its own (only the safety net stops it, and charges it).
+    files = {**_files(ctx, config.with_section("CONSTRAINT", [BOUND])), **run_modules(ctx)}
     run = ctx.toolchain.tlc(
         ctx.job_dir("runtime", "bfs"),
         files,
