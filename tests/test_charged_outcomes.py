@@ -243,7 +243,8 @@ def test_a_spec_that_allows_any_next_state_is_decided_by_work_not_seconds(tmp_pa
     third = _any_next(tmp_path / "third", replay, 3.0, monkeypatch)
     _spec_charged(full)
     assert full["runtime"].details["work_bound_reached"] is True
-    assert full["runtime"].details["states_generated"] <= TASK.runtime.bfs_generated + 2_000
+    # TLC stops between states: the last state's successors (15 actions x 1,458 here) finish first.
+    assert TASK.runtime.bfs_generated < full["runtime"].details["states_generated"] <= TASK.runtime.bfs_generated + 15 * 1458
     for phase in PHASES:
         a, b = full[phase], third[phase]
         assert (a.status, a.score) == (b.status, b.score), f"{phase}: {a.reason} / {b.reason}"
