@@ -218,8 +218,16 @@ def test_a_task_unavailable_offline_is_left_out_of_pass_at_k_not_counted_as_a_fa
 
 
 def test_the_committed_baseline_read_again_gives_pass_at_1_of_one() -> None:
-    """A board written before charges (curp skipped, no cause) is read with the same rule."""
-    old = json.loads(BASELINE.read_text())
+    """The committed baseline (curp skipped, left out), and the same board written before
+    charges (no charge, no cause), are both read with the same rule."""
+    committed = json.loads(BASELINE.read_text())
+    assert committed["models"][0]["pass_at_k"] == {p: {"1": 1.0} for p in PHASES}
+    old = json.loads(json.dumps(committed))
+    for cell in old["cells"]:
+        for key in ("charged_to", "cause"):
+            cell.pop(key, None)
+            for phase in cell["phases"].values():
+                phase.pop(key, None)
     assert "charged_to" not in json.dumps(old["cells"])
     board = report.build(report.records_of(old), {}, "again")
     (row,) = board["models"]

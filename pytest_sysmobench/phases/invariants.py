@@ -420,7 +420,8 @@ def _verdict(outcomes: list[TemplateOutcome], info: dict[str, Any], spec: str = 
         return PhaseResult("invariants", Status.SKIPPED, None, "skipped: the task has no invariant templates", details,
                            cause=Cause.TASK)
     if failed:
-        first = failed[0]
+        # A violation says most about the spec: it leads the reason, before a stopped check.
+        first = next((o for o in failed if " violated" in o.reason), failed[0])
         trace = ("\n" + "\n".join(first.trace)) if first.trace else ""
         reason = f"{passed}/{len(outcomes)} templates hold; {first.reason}{trace}"
         klass = invariants_class([o.as_dict() for o in failed], spec)
