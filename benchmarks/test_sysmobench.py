@@ -7,8 +7,7 @@ pytest outcome.
 
 from __future__ import annotations
 
-from pytest_sysmobench import PhaseResult
-from pytest_sysmobench.plugin import check_phase
+from pytest_sysmobench import PhaseResult, check_phase
 
 
 def test_phase(sysmobench_phase: PhaseResult) -> None:

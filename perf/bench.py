@@ -35,9 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pytest_sysmobench import load_task, load_tasks  # noqa: E402
-from pytest_sysmobench.models import ReferenceSource, ReplaySource  # noqa: E402
+from pytest_sysmobench.sources import ReferenceSource, ReplaySource  # noqa: E402
 from pytest_sysmobench.phases import CellContext  # noqa: E402
-from pytest_sysmobench.phases.conformance import _Codec, _constants_config, _window_module  # noqa: E402
+from pytest_sysmobench.phases._codec import Codec, constants_config  # noqa: E402
+from pytest_sysmobench.phases.conformance import window_module  # noqa: E402
 from pytest_sysmobench.session import Scorer  # noqa: E402
 from pytest_sysmobench.tla.driver import ToolRunner  # noqa: E402
 from pytest_sysmobench.tla.jar import find_jar, find_java  # noqa: E402
@@ -93,11 +94,11 @@ def windows(work: Path, count: int, single_sample: int) -> None:
         toolchain = Toolchain(jar, java, runner, Cache(None))
         candidate = ReferenceSource().candidate(task, 0)
         ctx = CellContext(task, candidate, toolchain, work / "cell", work / "traces")
-        codec = _Codec(candidate.mapping, tuple(candidate.declared()[1]))
-        config = _constants_config(ctx, codec.mapping, corpus.traces[0].constants)
+        codec = Codec(candidate.mapping, tuple(candidate.declared()[1]))
+        config = constants_config(ctx, codec.mapping, corpus.traces[0].constants)
 
         def run(ws, job: str) -> float:  # noqa: ANN001
-            module = _window_module(ctx, codec, f"Spin_SysmoWin_{job}", "Unlock", ws)
+            module = window_module(ctx, codec, f"Spin_SysmoWin_{job}", "Unlock", ws)
             cfg = config.with_section("INIT", ["SysmoInit"]).with_section("NEXT", ["SysmoNext"]).render()
             start = time.perf_counter()
             result = toolchain.tlc(work / "jobs" / job, {**ctx.spec_files(), f"{module.name}.tla": module.text,

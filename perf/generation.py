@@ -30,7 +30,7 @@ import yaml  # noqa: E402
 from llm_server import LocalModelServer, Reply  # noqa: E402
 
 from pytest_sysmobench.llm import Client, ModelConfig  # noqa: E402
-from pytest_sysmobench.models import AnswerStore  # noqa: E402
+from pytest_sysmobench.answers import AnswerStore  # noqa: E402
 
 TASKS = ("spin", "mutex")
 

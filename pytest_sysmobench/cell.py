@@ -10,33 +10,22 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from .cache import atomic_write_text
-from .models import Candidate, SpecSource
+from .sources import Candidate, SpecSource
 from .phases import CHECKS, CellContext
-from .scoring import Cause, PhaseResult, Status, composite, gate
-from .tasks import PHASES, Task
+from .record import CellId
+from .scoring import PHASES, Cause, PhaseResult, Status, composite, gate, phase_of
+from .tasks import Task
 from .tla.driver import DriverError
 from .tla.jar import ToolchainMissing
 from .tla.toolchain import CellBudget, CellBudgetSpent, Toolchain
 
 if TYPE_CHECKING:
     from .evaluator import Evaluator
-
-
-@dataclass(frozen=True)
-class CellId:
-    task: str
-    model: str
-    sample: int
-
-    @property
-    def label(self) -> str:
-        suffix = f"-s{self.sample}" if self.sample else ""
-        return f"{self.task}-{self.model}{suffix}"
 
 
 def slug(text: str) -> str:
@@ -124,7 +113,7 @@ class Cell:
             # A request that failed after its retries says nothing of the model's spec: no score.
             return PhaseResult(phase, Status.BLOCKED, None, f"blocked: generation failed: {candidate.generation_error}",
                                cause=Cause.GENERATION)
-        earlier = [self.result(p) for p in PHASES[: PHASES.index(phase)] if p in ("syntax", "runtime")]
+        earlier = [self.result(p) for p in PHASES[: PHASES.index(phase)] if phase_of(p).gates_later]
         budget = self._start_budget()
         if budget.remaining() <= 0:
             raise CellBudgetSpent(f"the cell budget of {budget.seconds:g} s (task.yaml cell_budget_s) was spent "

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 from . import __version__
-from .methods import METHODS
+from .settings import DEFAULT_METHOD, METHODS
 from .tasks import load_tasks
 
 DOCTOR_SPEC = """---- MODULE SysmoDoctor ----
@@ -139,8 +139,7 @@ def traces_check(args: argparse.Namespace) -> int:
 
 
 def prompt(args: argparse.Namespace) -> int:
-    from .generation import SourceMissing
-    from .methods import MethodError, render, stages
+    from .prompts import MethodError, SourceMissing, render, stages
 
     task = _task(args)
     if task is None:
@@ -164,8 +163,8 @@ def _board_path(raw: str) -> Path:
 
 def _board_at(raw: str) -> dict:
     """A leaderboard given as its JSON file, a run folder or an output folder."""
-    from .baseline import BaselineError
-    from .report import read
+    from .leaderboard.baseline import BaselineError
+    from .leaderboard.board import read
 
     path = _board_path(raw)
     board = read(path)
@@ -175,7 +174,7 @@ def _board_at(raw: str) -> dict:
 
 
 def leaderboard_bless(args: argparse.Namespace) -> int:
-    from .baseline import BaselineError, bless
+    from .leaderboard.baseline import BaselineError, bless
     from .cache import atomic_write_text
 
     try:
@@ -192,7 +191,7 @@ def leaderboard_bless(args: argparse.Namespace) -> int:
 
 def leaderboard_compare(args: argparse.Namespace) -> int:
     """Exit 1 when B regressed against A, so that a CI step can gate on it."""
-    from .baseline import BaselineError, Tolerance, compare, counts_line, markdown, regressions
+    from .leaderboard.baseline import BaselineError, Tolerance, compare, counts_line, markdown, regressions
 
     try:
         before, after = _board_at(args.before), _board_at(args.after)
@@ -213,9 +212,9 @@ def leaderboard_compare(args: argparse.Namespace) -> int:
 
 
 def leaderboard_merge(args: argparse.Namespace) -> int:
-    from .baseline import BaselineError
+    from .leaderboard.baseline import BaselineError
     from .cache import atomic_write_text
-    from .report import merge
+    from .leaderboard.board import merge
 
     try:
         boards = [_board_at(raw) for raw in args.boards]
@@ -235,9 +234,9 @@ def leaderboard_merge(args: argparse.Namespace) -> int:
 
 def leaderboard_html(args: argparse.Namespace) -> int:
     """The page a run writes beside its board, for any board (a merged one, or one from CI)."""
-    from .baseline import BaselineError
+    from .leaderboard.baseline import BaselineError
     from .cache import atomic_write_text
-    from .html_report import render
+    from .leaderboard.html import render
 
     try:
         board = _board_at(args.source)
@@ -261,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     show = commands.add_parser("prompt", help="print a task's generation prompt with its real source")
     show.add_argument("task")
     show.add_argument("--tasks", default="tasks", help="task folder (default: ./tasks)")
-    show.add_argument("--method", default="direct", choices=METHODS, help="generation method (default: direct)")
+    show.add_argument("--method", default=DEFAULT_METHOD, choices=METHODS, help=f"generation method (default: {DEFAULT_METHOD})")
     show.add_argument("--traces", default="data/traces", help="trace folder, for --method traces")
     show.set_defaults(run=prompt)
     traces = commands.add_parser("traces", help="capture or check traces of the real systems")

@@ -19,7 +19,7 @@ from typing import Any
 
 from .llm import Client, GenerationError
 from .mapping import Mapping, MappingError, mapping_from_data
-from .models._generated import AnswerStore
+from .answers import AnswerStore
 from .tasks import InvariantTemplate, Task, TaskError
 from .tla import modules
 

@@ -21,11 +21,15 @@ import yaml
 
 from .cache import atomic_write_text
 
-# litellm must never fetch its model price map from the network: set before its import.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-CONFIG_FILE = "sysmobench-models.yaml"
-CONFIG_ENV = "SYSMOBENCH_MODEL_CONFIG"
+
+def _litellm() -> Any:
+    """litellm, imported on first use; it must never fetch its model price map from the
+    network, and it reads that setting once, at its import."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    litellm = _litellm()
+
+    return litellm
 _GENERATION_KEYS = ("temperature", "max_tokens", "top_p", "seed", "reasoning_effort")
 
 
@@ -196,7 +200,7 @@ class CoolDown:
 
 def route_problem(config: ModelConfig) -> str | None:
     """Why litellm could not send a request for this model (it names no provider it knows), or None."""
-    import litellm
+    litellm = _litellm()
 
     litellm.suppress_debug_info = True
     try:
@@ -228,7 +232,7 @@ _TRANSIENT_TEXT = re.compile(r"overloaded|rate.?limit|temporar|try again|timed? 
 
 def is_transient(exc: BaseException) -> bool:
     """Worth another attempt: rate limits, overload, server errors, timeouts, dropped connections."""
-    import litellm
+    litellm = _litellm()
 
     if isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError, litellm.NotFoundError,
                         litellm.ContextWindowExceededError, litellm.ContentPolicyViolationError)):
@@ -254,7 +258,7 @@ def _cost(config: ModelConfig, response: Any, prompt_tokens: int, completion_tok
     if config.input_cost_per_token is not None or config.output_cost_per_token is not None:
         return (prompt_tokens * (config.input_cost_per_token or 0.0)
                 + completion_tokens * (config.output_cost_per_token or 0.0))
-    import litellm
+    litellm = _litellm()
 
     try:
         return float(litellm.completion_cost(completion_response=response))
@@ -277,7 +281,7 @@ class Client:
         return min(delay, self.config.max_backoff_s)
 
     def complete(self, prompt: str, *, json_mode: bool = False) -> Answer:
-        import litellm
+        litellm = _litellm()
 
         litellm.suppress_debug_info = True
         kwargs = self.config.request_kwargs()

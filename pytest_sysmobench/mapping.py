@@ -8,19 +8,16 @@ spec -> canonical (a TLA+ refinement mapping, used as INSTANCE substitutions) fo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping as TMapping
+from typing import Any, Mapping as TMapping
 
 import yaml
 
 from . import untrusted_yaml
-from .tasks import IDENTIFIER, Task
-from .tla import modules
+from .tasks import IDENTIFIER, Task, enumerated_values
+from .tla.values import function_literal, tla_literal
 from .tla.expressions import ExpressionError, check_expression
-
-if TYPE_CHECKING:
-    from .models import Candidate
 
 
 class MappingError(ValueError):
@@ -172,64 +169,12 @@ class Mapping:
         return not self.identity and bool(self.state or self.filters())
 
 
-SET_TAG = "$set"
-
-
-def tla_literal(value: Any) -> str:
-    """JSON trace values as TLA+: objects are functions over their (string) keys, lists are tuples.
-
-    JSON has no sets, so ``{"$set": [...]}`` stands for the TLA+ set of its items (order and
-    repeats ignored): a network of in-flight messages or a set of granted votes is a set.
-    """
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, list):
-        return "<<" + ", ".join(tla_literal(v) for v in value) + ">>"
-    if isinstance(value, dict):
-        if set(value) == {SET_TAG} and isinstance(value[SET_TAG], list):
-            return "{" + ", ".join(sorted({tla_literal(v) for v in value[SET_TAG]})) + "}"
-        return function_literal({k: tla_literal(v) for k, v in value.items()})
-    raise ValueError(f"no TLA+ reading for {type(value).__name__} value {value!r}")
-
-
-#: Words that cannot be record fields in TLA+ source (plus TLC's WF_/SF_ prefixes, checked apart).
-_RESERVED = frozenset("""ASSUME ASSUMPTION AXIOM BOOLEAN CASE CHOOSE CONSTANT CONSTANTS DOMAIN ELSE ENABLED EXCEPT
-    EXTENDS IF IN INSTANCE LET LOCAL MODULE OTHER SF_ STRING SUBSET THEN THEOREM TRUE FALSE UNCHANGED UNION
-    VARIABLE VARIABLES WF_ WITH LAMBDA RECURSIVE""".split())
-
-
-def _field_name(key: str) -> bool:
-    return bool(IDENTIFIER.match(key)) and key not in _RESERVED and not key.startswith(("WF_", "SF_"))
-
-
-def function_literal(entries: TMapping[str, str]) -> str:
-    """A function from string keys to already-written TLA+ values.
-
-    Written as a record when every key can be a field name: TLC treats a record and a function
-    over the same strings as equal, and builds a record far faster than a chain of ``@@``.
-    """
-    if not entries:
-        return "[sysmo_x \\in {} |-> 0]"
-    if all(_field_name(k) for k in entries):
-        return "[" + ", ".join(f"{k} |-> {v}" for k, v in sorted(entries.items())) + "]"
-    return "(" + " @@ ".join(f"{tla_literal(k)} :> {v}" for k, v in sorted(entries.items())) + ")"
-
-
 def _literal(value: Any) -> str:
     """Canonical values are written plainly in YAML; text that already reads as a TLA+ literal stays."""
     text = str(value)
     if isinstance(value, str) and (text.startswith('"') or text in ("TRUE", "FALSE") or text.lstrip("-").isdigit()):
         return check_expression(text)
     return tla_literal(value)
-
-
-def record_literal(state: TMapping[str, Any]) -> str:
-    """A canonical state as a TLA+ record keyed by canonical variable name."""
-    return "[" + ", ".join(f"{name} |-> {tla_literal(value)}" for name, value in sorted(state.items())) + "]"
 
 
 def _expression(raw: Any, where: str) -> str:
@@ -292,25 +237,6 @@ def _check_value_types(canonical: str, values: tuple[tuple[str, str], ...], shap
         if canon not in allowed:
             raise MappingError(f"{where}.values: {canon} is not a value of {canonical} "
                                f"(type {declared}: {', '.join(sorted(allowed))})")
-
-
-def enumerated_values(type_text: str, shape: str) -> set[str] | None:
-    """The literals of a type written as an enumeration ``{"a", "b"}`` (a function's range for
-    shape function), or None: other types are left to the check against the traces."""
-    text = type_text.strip()
-    if shape == "function":
-        arrow = text.rfind("->")
-        if not (text.startswith("[") and text.endswith("]") and arrow > 0):
-            return None
-        text = text[arrow + 2 : -1].strip()
-    if text == "BOOLEAN":
-        return {"TRUE", "FALSE"}
-    if not (text.startswith("{") and text.endswith("}")):
-        return None
-    items = [item.strip() for item in text[1:-1].split(",")]
-    if not all(len(item) > 1 and item.startswith('"') and item.endswith('"') for item in items):
-        return None
-    return set(items)
 
 
 def _spec_state(var: str, raw: Any, where: str) -> SpecState:
@@ -446,28 +372,3 @@ def mapping_from_data(data: Any, task: Task, path: str) -> Mapping:
         raise MappingError(f"{where} an action allows internal steps but 'internal' names no spec action for them")
     return Mapping(constants, variables, tuple(actions), identity=False, source=path, state=tuple(state),
                    internal=internal, version=int(version))
-
-
-@dataclass(frozen=True)
-class IdentityCheck:
-    mapping: Mapping | None
-    missing: tuple[str, ...] = field(default_factory=tuple)
-
-
-def identity_mapping(task: Task, candidate: Candidate) -> IdentityCheck:
-    """The identity mapping applies only when the spec declares every canonical name."""
-    constants, variables = candidate.declared()
-    defined = {u.name for u in modules.top_level_units(candidate.tla or "")}
-    missing = [v.name for v in task.vocabulary.variables if v.name not in variables]
-    missing += [c.name for c in task.vocabulary.constants if c.name not in constants and c.name not in defined]
-    if missing:
-        return IdentityCheck(None, tuple(missing))
-    return IdentityCheck(
-        Mapping(
-            constants=tuple((c.name, c.name) for c in task.vocabulary.constants),
-            variables=tuple(VariableMap(v.name, var=v.name) for v in task.vocabulary.variables),
-            actions=tuple(ActionMap(a.name, (ActionCall(a.name),)) for a in task.vocabulary.actions),
-            identity=True,
-            source="identity",
-        )
-    )

@@ -11,21 +11,17 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import os
-import tempfile
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generator
 
 import pytest
 
-from .llm import CONFIG_ENV, CONFIG_FILE
-from .methods import METHODS
-from .record import PhaseRecord
-from .scoring import PHASE_MARKERS, Cause, PhaseResult, Status
+from .settings import CONFIG_ENV, CONFIG_FILE, DEFAULT_METHOD, DEFAULT_OUTPUT, METHODS
 
-if TYPE_CHECKING:  # the session, the toolchain and the report load only once the benchmark is used
-    from .baseline import Baseline, Tolerance
+if TYPE_CHECKING:  # nothing of the benchmark is loaded before a session uses it
+    from .leaderboard.reporter import Gate, LeaderboardReporter
+    from .scoring import Cause, PhaseResult
     from .session import BenchmarkSession, Options, PhaseCase
 
 FIXTURE = "sysmobench_phase"
@@ -36,7 +32,7 @@ OPTION_NAMES = ("sysmobench_models", "sysmobench_model_config", "sysmobench_meth
                 "sysmobench_evaluator", "sysmobench_tasks", "sysmobench_traces", "sysmobench_output",
                 "sysmobench_samples", "sysmobench_jar", "sysmobench_no_cache", "sysmobench_baseline",
                 "sysmobench_tolerance")
-OPTION_DEFAULTS: dict[str, Any] = {"sysmobench_method": "direct", "sysmobench_samples": 1}
+OPTION_DEFAULTS: dict[str, Any] = {"sysmobench_method": DEFAULT_METHOD, "sysmobench_samples": 1}
 
 session_key = pytest.StashKey["BenchmarkSession"]()
 run_id_key = pytest.StashKey[str]()
@@ -49,17 +45,6 @@ class HarnessError(Exception):
     """The harness, not the spec, failed: reported as a pytest error, never a failure."""
 
 
-@dataclass
-class Collector:
-    """Controller-side gathering of the records that reports carry."""
-
-    records: list[dict[str, Any]] = field(default_factory=list)
-    provenance: dict[str, Any] = field(default_factory=dict)
-    tools: dict[str, int] = field(default_factory=lambda: {"sany": 0, "tlc": 0, "cache_hits": 0})
-    written: list[Path] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("sysmobench", "SysMoBench: TLA+ modelling benchmark")
     group.addoption("--sysmobench-models", dest="sysmobench_models", default=None,
@@ -67,7 +52,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "or models to ask through litellm (ids like openai/gpt-5, or names from the model config)")
     group.addoption("--sysmobench-model-config", dest="sysmobench_model_config", default=None,
                     help=f"YAML file of model settings (default: ${CONFIG_ENV}, else <rootdir>/{CONFIG_FILE})")
-    group.addoption("--sysmobench-method", dest="sysmobench_method", default="direct", choices=METHODS,
+    group.addoption("--sysmobench-method", dest="sysmobench_method", default=DEFAULT_METHOD, choices=METHODS,
                     help="how models are asked: direct (source + task), translate (source, statement by "
                          "statement, then assembled), traces (traces only, no source)")
     group.addoption("--sysmobench-refresh", dest="sysmobench_refresh", action="store_true",
@@ -80,7 +65,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--sysmobench-traces", dest="sysmobench_traces", default=None,
                     help="folder of captured traces (default: <rootdir>/data/traces)")
     group.addoption("--sysmobench-output", dest="sysmobench_output", default=None,
-                    help="where the leaderboard, run directories and cache go (default: .sysmobench)")
+                    help=f"where the leaderboard, run directories and cache go (default: {DEFAULT_OUTPUT})")
     group.addoption("--sysmobench-samples", dest="sysmobench_samples", type=int, default=1,
                     help="independent samples per cell (default 1)")
     group.addoption("--sysmobench-jar", dest="sysmobench_jar", default=None,
@@ -102,21 +87,29 @@ def _options(config: pytest.Config) -> Options:
 
     root = Path(str(config.rootpath))
     models = config.getoption("sysmobench_models") or config.getini("sysmobench_models") or "reference"
-    resolve = lambda value, default: Path(value).expanduser().resolve() if value else root / default  # noqa: E731
     return Options(
         models=tuple(m for m in str(models).split(",") if m.strip()),
-        tasks_dir=resolve(config.getoption("sysmobench_tasks"), "tasks"),
-        traces_dir=resolve(config.getoption("sysmobench_traces"), "data/traces"),
-        output=resolve(config.getoption("sysmobench_output"), ".sysmobench"),
+        tasks_dir=_path(config, "sysmobench_tasks", "tasks"),
+        traces_dir=_path(config, "sysmobench_traces", "data/traces"),
+        output=_output(config),
         samples=max(1, int(config.getoption("sysmobench_samples") or 1)),
         jar=config.getoption("sysmobench_jar"),
         use_cache=not config.getoption("sysmobench_no_cache"),
         rootdir=root,
         model_config=_model_config(config, root),
-        method=str(config.getoption("sysmobench_method") or "direct"),
+        method=str(config.getoption("sysmobench_method") or DEFAULT_METHOD),
         refresh=bool(config.getoption("sysmobench_refresh")),
         evaluator=config.getoption("sysmobench_evaluator") or None,
     )
+
+
+def _path(config: pytest.Config, option: str, default: str) -> Path:
+    value = config.getoption(option, None)
+    return Path(value).expanduser().resolve() if value else Path(str(config.rootpath)) / default
+
+
+def _output(config: pytest.Config) -> Path:
+    return _path(config, "sysmobench_output", DEFAULT_OUTPUT)
 
 
 def _model_config(config: pytest.Config, root: Path) -> Path | None:
@@ -148,18 +141,12 @@ def pytest_configure(config: pytest.Config) -> None:
     stops the session as a usage error)."""
     config.stash[run_id_key] = _run_id(config)
     if not hasattr(config, "workerinput"):
-        config.pluginmanager.register(LeaderboardReporter(config), "sysmobench-leaderboard")
+        config.pluginmanager.register(_Controller(config), "sysmobench-leaderboard")
         if config.pluginmanager.hasplugin("xdist"):
             config.pluginmanager.register(_XdistHooks(), "sysmobench-xdist")
     config.stash[gate_key] = _gate(config)
     if _explicitly_used(config):
         _state(config)
-
-
-@dataclass(frozen=True)
-class Gate:
-    baseline: Baseline
-    tolerance: Tolerance
 
 
 def _gate(config: pytest.Config) -> Gate | None:
@@ -169,7 +156,8 @@ def _gate(config: pytest.Config) -> Gate | None:
         if tolerance:
             raise pytest.UsageError("--sysmobench-tolerance needs --sysmobench-baseline")
         return None
-    from .baseline import Baseline, BaselineError, Tolerance
+    from .leaderboard.baseline import Baseline, BaselineError, Tolerance
+    from .leaderboard.reporter import Gate
 
     try:
         return Gate(Baseline.load(Path(path).expanduser().resolve()), Tolerance.parse(tolerance))
@@ -197,8 +185,10 @@ def _state(config: pytest.Config) -> BenchmarkSession:
         if problems:
             raise pytest.UsageError("sysmobench: " + "\n  ".join(problems))
         config.stash[session_key] = state
-        for marker in PHASE_MARKERS.values():
-            config.addinivalue_line("markers", f"{marker}: SysMoBench phase {marker.upper()} items")
+        from .scoring import PHASE_TABLE
+
+        for phase in PHASE_TABLE:
+            config.addinivalue_line("markers", f"{phase.marker}: SysMoBench phase {phase.label} items")
         for task in sorted({c.task for c in state.cases()}):
             config.addinivalue_line("markers", f"{task}: SysMoBench items of task {task}")
     return state
@@ -255,13 +245,15 @@ class _XdistHooks:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if FIXTURE not in metafunc.fixturenames:
         return
+    from .scoring import phase_of
+
     state = _state(metafunc.config)
     params = [
         pytest.param(
             case,
             id=case.id,
             marks=[
-                getattr(pytest.mark, PHASE_MARKERS[case.phase]),
+                getattr(pytest.mark, phase_of(case.phase).marker),
                 getattr(pytest.mark, case.task),
             ],
         )
@@ -272,10 +264,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def _record(case: PhaseCase, result: PhaseResult, **extra: Any) -> dict[str, Any]:
     """The item's record, plain JSON (it crosses xdist's serializer and ends in JUnit and JSON)."""
+    from .record import PhaseRecord
+
     return PhaseRecord.of(case.task, case.model, case.sample, result, **extra).to_json()
 
 
-def _harness_error(item: pytest.Item, case: PhaseCase, message: str, cause: Cause = Cause.HARNESS) -> HarnessError:
+def _harness_error(item: pytest.Item, case: PhaseCase, message: str, cause: Cause | None = None) -> HarnessError:
+    from .scoring import PhaseResult, Status
+
     item.stash[result_key] = _record(case, PhaseResult(case.phase, Status.ERROR, None, message, cause=cause))
     return HarnessError(message)
 
@@ -283,6 +279,8 @@ def _harness_error(item: pytest.Item, case: PhaseCase, message: str, cause: Caus
 @pytest.fixture
 def sysmobench_phase(request: pytest.FixtureRequest) -> PhaseResult:
     """Evaluate one phase of one cell (in setup, so a harness fault is a pytest error)."""
+    from .scoring import Cause, PhaseResult, Status
+
     case: PhaseCase = request.param
     item = request.node
     if case.error:
@@ -323,7 +321,7 @@ def _against_baseline(config: pytest.Config, case: PhaseCase, result: PhaseResul
     gate = config.stash.get(gate_key, None)
     if gate is None or not gate.baseline.has(case.task, case.model, case.sample, case.phase):
         return result
-    from .baseline import judge, scored
+    from .leaderboard.baseline import judge, scored
 
     before = gate.baseline.score(case.task, case.model, case.sample, case.phase)
     tolerance = gate.tolerance.of(case.phase)
@@ -338,6 +336,8 @@ def check_phase(result: PhaseResult) -> None:
 
     Against a baseline (--sysmobench-baseline) a score below the baseline's fails, and a phase
     failing as it did in the baseline is an expected failure (xfail)."""
+    from .scoring import Status
+
     headline = f"{result.phase} score {result.score if result.score is not None else '-'} ({result.status.value})"
     gate = result.details.get("baseline")
     if gate and gate["change"] == "regression":
@@ -371,125 +371,39 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return rep
 
 
-def _leaderboard() -> Any:
-    from . import report
-
-    return report
-
-
-class LeaderboardReporter:
-    """Controller-only: gathers records from reports and writes the leaderboard."""
+class _Controller:
+    """Controller-side hooks, inert until a report carries a benchmark record: only then is
+    the leaderboard loaded and its reporter built."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.collector = Collector()
-        #: Filled at session finish, printed in the summary (board and comparison are made once).
-        self.final_board: dict[str, Any] | None = None
-        self.baseline_lines: list[str] = []
+        self.reporter: LeaderboardReporter | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = getattr(report, REPORT_KEY, None)
         if record is None:
             return
-        collector = self.collector
-        collector.records.append(record)
-        if record.get("provenance") and len(record["provenance"]) > len(collector.provenance):
-            collector.provenance = dict(record["provenance"])
-        for key, value in (record.get("tools") or {}).items():
-            collector.tools[key] = collector.tools.get(key, 0) + int(value)
+        if self.reporter is None:
+            from .leaderboard.reporter import LeaderboardReporter
 
-    def board(self) -> dict[str, Any]:
-        board = _leaderboard().build(self.collector.records, self.collector.provenance, self.config.stash[run_id_key])
-        board["tool_runs"] = dict(self.collector.tools)
-        return board
+            self.reporter = LeaderboardReporter(_output(self.config), self.config.stash[run_id_key],
+                                                self.config.stash[gate_key])
+        self.reporter.add(record)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if not self.collector.records:
+        if self.reporter is None:
             return
-        options = _options(self.config)
-        board = self.final_board = self.board()
-        self.baseline_lines = self._against_baseline(board, session)
-        if exitstatus == pytest.ExitCode.INTERRUPTED:
-            # A partial board stays in its run folder, marked; the last complete one is kept.
-            board["interrupted"] = True
-        self._write(board, options.output / "runs" / self.config.stash[run_id_key])
-        if not board.get("interrupted"):
-            # The top-level board: this run's cells and phases over the latest of every other one.
-            previous = _leaderboard().read(options.output / "leaderboard.json")
-            self._write(_leaderboard().merge(previous, board), options.output)
-
-    def _write(self, board: dict[str, Any], directory: Path) -> None:
-        """A finished run's results are never lost to an unwritable output folder: they go to a
-        fresh temporary folder instead, and the summary says where."""
-        try:
-            self.collector.written += _leaderboard().write(board, directory)
-        except OSError as exc:
-            fallback = Path(tempfile.mkdtemp(prefix="sysmobench-leaderboard-"))
-            self.collector.problems.append(f"could not write the leaderboard to {directory} ({exc.strerror or exc}); "
-                                           f"wrote it to {fallback}")
-            self.collector.written += _leaderboard().write(board, fallback)
-
-    def _against_baseline(self, board: dict[str, Any], session: pytest.Session) -> list[str]:
-        """Composite regressions fail the session; every change against the baseline is listed."""
-        gate = self.config.stash.get(gate_key, None)
-        if gate is None:
-            return []
-        from .baseline import compare, counts_line, regressions
-
-        changes = [c for c in compare(gate.baseline.board, board, gate.tolerance) if c.kind not in ("gone", "same")]
-        # A cell left out for a cause of the benchmark's is listed, never failed: the spec did
-        # nothing wrong, and a harness error already fails its item as a pytest error.
-        worse = [c for c in regressions(changes) if c.phase == "composite"]
-        if worse and session.exitstatus == pytest.ExitCode.OK:
+        regressed = self.reporter.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        if regressed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        lines = [f"baseline {gate.baseline.path}: {counts_line(changes)}"]
-        lines += [f"  {c.describe(gate.tolerance)}" for c in changes]
-        lines += [f"  warning: scored with another toolchain than the baseline ({m})"
-                  for m in gate.baseline.provenance_mismatches(board.get("provenance") or {})]
-        return lines
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.collector.records:
+        if self.reporter is None:
             return
-        board = self.final_board or self.board()
         terminalreporter.section("SysMoBench leaderboard")
-        terminalreporter.write_line(_leaderboard().table(board))
-        for line in self.baseline_lines:
-            terminalreporter.write_line(line)
-        for model in board["models"]:
-            if model.get("failure_classes"):
-                classes = "; ".join(f"{PHASE_MARKERS[p].upper()} " + ", ".join(f"{k} {n}" for k, n in c.items())
-                                    for p, c in model["failure_classes"].items())
-                terminalreporter.write_line(f"failure classes of {model['model']}: {classes}")
-        self._charges(terminalreporter, board)
-        tools = self.collector.tools
-        terminalreporter.write_line(
-            f"tool runs: {tools.get('sany', 0)} SANY, {tools.get('tlc', 0)} TLC; "
-            f"{tools.get('cache_hits', 0)} answered from cache"
-        )
-        if board.get("usage") or tools.get("model_requests"):
-            terminalreporter.write_line(_leaderboard().usage_line(board.get("usage") or {}, tools))
-        for model in board["models"]:
-            k_max = max((len(v) for v in (model.get("pass_at_k") or {}).values()), default=0)
-            if k_max > 1:
-                k = str(k_max)
-                cols = ", ".join(f"{p} {v[k]:.2f}" for p, v in model["pass_at_k"].items() if k in v)
-                terminalreporter.write_line(f"{model['model']}: pass@{k} {cols}; best-of-{k} composite {'-' if model['best_of_k'] is None else format(model['best_of_k'], '.3f')}")
-        for path in self.collector.written:
-            terminalreporter.write_line(f"wrote {os.path.relpath(path)}")
-        for problem in self.collector.problems:
-            terminalreporter.write_line(f"warning: {problem}", yellow=True)
-
-    @staticmethod
-    def _charges(terminalreporter: Any, board: dict[str, Any]) -> None:
-        """What each model's means are over, and what was left out of them and why."""
-        for model in board["models"]:
-            terminalreporter.write_line(f"{model['model']}: {_leaderboard().charges_line(model)}")
-        if any(m.get("left_out") for m in board["models"]):
-            terminalreporter.write_line("cells left out were charged to the benchmark (a phase it could not score, "
-                                        "or one not run): no composite, outside the composite mean and best-of-k; "
-                                        "phase means and pass@k count only the phases charged to the spec")
+        for line, warning in self.reporter.summary():
+            terminalreporter.write_line(line, yellow=warning)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

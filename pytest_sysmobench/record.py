@@ -12,7 +12,7 @@ import math
 from pathlib import PurePath
 from typing import Any, Mapping
 
-from .scoring import PhaseResult
+from .scoring import PHASES, PhaseResult
 
 JSON = Any
 #: Nesting kept in details; deeper structure is summarised as a string.
@@ -46,6 +46,43 @@ def jsonable(value: Any, depth: int = 0) -> JSON:
 
 
 @dataclasses.dataclass(frozen=True)
+class CellId:
+    """A cell (task x model x sample), and the one way its name is written: in test ids, in
+    the xdist scope that keeps a cell on one worker, in JUnit and in the baseline's changes."""
+
+    task: str
+    model: str
+    sample: int = 0
+
+    @property
+    def label(self) -> str:
+        """``<task>-<model>[-s<k>]``: the test id without its phase."""
+        return f"{self.task}-{self.model}{self._suffix('-s')}"
+
+    @property
+    def path(self) -> str:
+        """``<task>/<model>[/s<k>]``: how a change against a baseline names its cell."""
+        return f"{self.task}/{self.model}{self._suffix('/s')}"
+
+    def item_id(self, phase: str) -> str:
+        return f"{self.label}-{phase}"
+
+    def _suffix(self, separator: str) -> str:
+        return f"{separator}{self.sample}" if self.sample else ""
+
+    @staticmethod
+    def scope_of(nodeid: str) -> str | None:
+        """The cell a benchmark item's node id (``...[<label>-<phase>]``) belongs to, or None for
+        any other test; a model's name may hold dashes, so only the phase is cut off."""
+        if "[" not in nodeid or not nodeid.endswith(_ITEM_SUFFIXES):
+            return None
+        return nodeid[: nodeid.rindex("-")]
+
+
+_ITEM_SUFFIXES = tuple(f"-{phase}]" for phase in PHASES)
+
+
+@dataclasses.dataclass(frozen=True)
 class PhaseRecord:
     """One phase item's outcome, as every consumer downstream of the worker sees it."""
 
@@ -70,9 +107,6 @@ class PhaseRecord:
         return cls(task, model, sample, result.phase, result.status.value, result.score, result.reason,
                    jsonable(details), result.charged_to.value, result.cause.value if result.cause else None,
                    **{k: jsonable(v) for k, v in extra.items()})
-
-    def with_outcome(self, status: str, reason: str) -> PhaseRecord:
-        return dataclasses.replace(self, status=status, reason=reason)
 
     def to_json(self) -> dict[str, JSON]:
         data = dataclasses.asdict(self)

@@ -10,28 +10,21 @@ its cell, read from the node id alone.  Everything else is scheduled one test at
 
 from __future__ import annotations
 
-from typing import Any
-
 from xdist.scheduler import LoadScopeScheduling
 
-from .tasks import PHASES
+from .record import CellId
 
-_SUFFIXES = tuple(f"-{phase}]" for phase in PHASES)
 CELL_SCOPE = "sysmobench-cell:"
 
 
 def cell_scope(nodeid: str) -> str | None:
-    """The cell of a benchmark item's node id (``...[<task>-<model>[-s<k>]-<phase>]``), else None."""
-    if not nodeid.endswith(_SUFFIXES) or "[" not in nodeid:
-        return None
-    return CELL_SCOPE + nodeid[: nodeid.rindex("-")]
+    """The xdist scope of a benchmark item: its cell; None for any other test."""
+    cell = CellId.scope_of(nodeid)
+    return None if cell is None else CELL_SCOPE + cell
 
 
 class CellScheduling(LoadScopeScheduling):
     """Scope scheduling where a benchmark cell is one unit of work."""
-
-    def __init__(self, config: Any, log: Any = None) -> None:
-        super().__init__(config, log)
 
     def _split_scope(self, nodeid: str) -> str:
         return cell_scope(nodeid) or nodeid

@@ -17,10 +17,42 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping
 
-from .tasks import PHASES
 
-WEIGHTS: Mapping[str, float] = {"syntax": 0.15, "runtime": 0.15, "conformance": 0.35, "invariants": 0.35}
-PHASE_MARKERS: Mapping[str, str] = {"syntax": "p1", "runtime": "p2", "conformance": "p3", "invariants": "p4"}
+@dataclass(frozen=True)
+class Phase:
+    """One phase of a cell, as every part of the benchmark names, weighs and orders it."""
+
+    name: str        # the item id's last part and the board's key: "syntax"
+    marker: str      # the pytest marker and the short alias users type: "p1"
+    weight: float    # its share of the composite
+    gates_later: bool  # whether a spec that cannot use it is blocked from the later phases
+    checks: str      # what it asks of the spec, for a user reading a page
+
+    @property
+    def short(self) -> str:
+        """The column heading: "P1"."""
+        return self.marker.upper()
+
+    @property
+    def label(self) -> str:
+        return f"{self.short} {self.name}"
+
+
+#: The phases in the order they run, P1 to P4 (the original's four metrics and weights).
+PHASE_TABLE: tuple[Phase, ...] = (
+    Phase("syntax", "p1", 0.15, True, "the module parses and resolves under SANY"),
+    Phase("runtime", "p2", 0.15, True, "TLC runs the spec without error and its actions fire"),
+    Phase("conformance", "p3", 0.35, False, "the spec can take every step the real system took"),
+    Phase("invariants", "p4", 0.35, False, "the spec keeps the system's safety and liveness properties"),
+)
+PHASES: tuple[str, ...] = tuple(p.name for p in PHASE_TABLE)
+WEIGHTS: Mapping[str, float] = {p.name: p.weight for p in PHASE_TABLE}
+_BY_NAME = {**{p.name: p for p in PHASE_TABLE}, **{p.marker: p for p in PHASE_TABLE}}
+
+
+def phase_of(name: str) -> Phase:
+    """A phase by its name or its marker (``syntax`` or ``p1``, any case); KeyError otherwise."""
+    return _BY_NAME[name.strip().lower()]
 
 
 #: Reasons travel into failure messages, JUnit properties and the leaderboard: keep them readable.
@@ -60,8 +92,16 @@ class Cause(str, enum.Enum):
     NOT_RUN = "not_run"                # not selected in this run (-m p4, -k runtime)
 
 
-_DEFAULT_CAUSE = {Status.ERROR: Cause.HARNESS, Status.SKIPPED: Cause.NO_SPEC, Status.BLOCKED: Cause.UPSTREAM,
-                  Status.INCONCLUSIVE: Cause.HARNESS, Status.NOT_EVALUABLE: Cause.HARNESS}
+_DEFAULT_CAUSE = {Status.ERROR: Cause.HARNESS, Status.SKIPPED: Cause.NO_SPEC, Status.BLOCKED: Cause.UPSTREAM}
+
+
+def default_cause(status: Status | str) -> Cause:
+    """Why an outcome without a score has none, when nothing said so: read from its status (a
+    record written before causes were recorded has only that)."""
+    try:
+        return _DEFAULT_CAUSE.get(Status(status), Cause.HARNESS)
+    except ValueError:
+        return Cause.HARNESS
 
 
 @dataclass(frozen=True)
@@ -78,7 +118,7 @@ class PhaseResult:
         if self.score is not None:
             object.__setattr__(self, "cause", None)
         elif self.cause is None:
-            object.__setattr__(self, "cause", _DEFAULT_CAUSE.get(self.status, Cause.HARNESS))
+            object.__setattr__(self, "cause", default_cause(self.status))
         else:
             object.__setattr__(self, "cause", Cause(self.cause))
         if len(self.reason) > REASON_LIMIT:
@@ -131,7 +171,7 @@ def blocked(phase: str, by: PhaseResult) -> PhaseResult:
 def gate(phase: str, earlier: Iterable[PhaseResult]) -> PhaseResult | None:
     """P1 < 1 blocks P2-P4; a failed runtime check or zero coverage blocks P3-P4."""
     for result in earlier:
-        if PHASES.index(result.phase) < PHASES.index(phase) and result.phase in ("syntax", "runtime"):
+        if PHASES.index(result.phase) < PHASES.index(phase) and phase_of(result.phase).gates_later:
             if not result.usable:
                 return blocked(phase, result)
     return None

@@ -16,13 +16,15 @@ from typing import Any
 
 from . import __version__
 from .cache import Cache
-from .cell import Cell, CellId
+from .cell import Cell
+from .record import CellId
 from .evaluator import Evaluator
 from .llm import Client, ModelCatalog, ModelConfigError, load_catalog
-from .methods import MethodError
-from .models import (AnswerStore, GeneratedSource, MutantSource, ReplaySource, SpecSource, UnknownModel,
-                     resolve_source)
-from .tasks import PHASES, Task, TaskLoad, load_tasks
+from .prompts import MethodError
+from .answers import AnswerStore
+from .sources import GeneratedSource, MutantSource, ReplaySource, SpecSource, UnknownModel, resolve_source
+from .scoring import PHASES
+from .tasks import Task, TaskLoad, load_tasks
 from .tla.driver import ToolRunner
 from .tla.jar import find_jar, find_java
 from .tla.toolchain import Toolchain
@@ -58,8 +60,7 @@ class PhaseCase:
 
     @property
     def id(self) -> str:
-        suffix = f"-s{self.sample}" if self.sample else ""
-        return f"{self.task}-{self.model}{suffix}-{self.phase}"
+        return self.cell.item_id(self.phase)
 
     @property
     def cell(self) -> CellId:

@@ -16,8 +16,8 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from . import untrusted_yaml
+from .scoring import PHASES
 
-PHASES: tuple[str, ...] = ("syntax", "runtime", "conformance", "invariants")
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TASK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 #: No budget, count or depth in a task file may exceed this (a day in seconds): nan, inf and
@@ -548,3 +548,22 @@ def load_tasks(root: Path, names: Sequence[str] | None = None) -> TaskLoad:
         except (RecursionError, ValueError, TypeError, OSError) as exc:  # a task file we did not foresee
             errors.append((directory.name, f"{directory / 'task.yaml'}: cannot load: {type(exc).__name__}: {exc}"))
     return TaskLoad(tuple(tasks), tuple(errors), tuple(unavailable))
+
+
+def enumerated_values(type_text: str, shape: str) -> set[str] | None:
+    """The literals of a type written as an enumeration ``{"a", "b"}`` (a function's range for
+    shape function), or None: other types are left to the check against the traces."""
+    text = type_text.strip()
+    if shape == "function":
+        arrow = text.rfind("->")
+        if not (text.startswith("[") and text.endswith("]") and arrow > 0):
+            return None
+        text = text[arrow + 2 : -1].strip()
+    if text == "BOOLEAN":
+        return {"TRUE", "FALSE"}
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    items = [item.strip() for item in text[1:-1].split(",")]
+    if not all(len(item) > 1 and item.startswith('"') and item.endswith('"') for item in items):
+        return None
+    return set(items)

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .mapping import SET_TAG, enumerated_values
-from .tasks import Task
+from .tasks import Task, enumerated_values
+from .tla.values import SET_TAG
 
 JsonValue = Any
 #: Traces are input like any other: a line, a string or a nesting past these is a corrupt trace.

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from hypothesis import given, strategies as st
 
-from pytest_sysmobench import load_tasks, report
-from pytest_sysmobench.baseline import (Baseline, BaselineError, Tolerance, bless, compare, counts_line, judge, left_out,
+from pytest_sysmobench import load_tasks
+from pytest_sysmobench.leaderboard import board as report
+from pytest_sysmobench.leaderboard.baseline import (Baseline, BaselineError, Tolerance, bless, compare, counts_line, judge, left_out,
                                         markdown, regressions, scored)
 from pytest_sysmobench.cli import main as cli
 

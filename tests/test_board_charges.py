@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pytest_sysmobench import report
+from pytest_sysmobench.leaderboard import board as report
+from pytest_sysmobench.leaderboard import charges
 from pytest_sysmobench.record import PhaseRecord
 from pytest_sysmobench.scoring import Cause, PhaseResult, Status
-from pytest_sysmobench.tasks import PHASES
+from pytest_sysmobench.scoring import PHASES
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = ROOT / "data" / "baselines" / "reference.json"
@@ -162,17 +163,17 @@ def test_a_phase_the_spec_scored_0_instead_lowers_or_keeps_the_means(
 def test_a_record_from_before_charges_is_charged_by_its_score_and_status(
         status: str, score: float | None, reason: str, charge: tuple[str, str | None]) -> None:
     old = {"status": status, "score": score, "reason": reason}
-    assert report.charge_of(old) == charge
+    assert charges.charge_of(old) == charge
     # What PhaseRecord.from_json fills in for an old record (charged_to "spec", no cause) changes nothing.
-    assert report.charge_of({**old, "charged_to": "spec", "cause": None}) == charge
+    assert charges.charge_of({**old, "charged_to": "spec", "cause": None}) == charge
 
 
 def test_a_recorded_charge_and_cause_are_kept_and_a_cause_that_is_none_is_derived() -> None:
-    assert report.charge_of({"status": "skipped", "score": None, "charged_to": "benchmark",
+    assert charges.charge_of({"status": "skipped", "score": None, "charged_to": "benchmark",
                              "cause": "generation_failed"}) == ("benchmark", "generation_failed")
-    assert report.charge_of({"status": "error", "score": None, "cause": "not a cause"}) == ("benchmark", "harness_error")
+    assert charges.charge_of({"status": "error", "score": None, "cause": "not a cause"}) == ("benchmark", "harness_error")
     # A record that says the benchmark caused it is left out even if it carries a number.
-    assert report.charge_of({"status": "failed", "score": 0.5, "charged_to": "benchmark",
+    assert charges.charge_of({"status": "failed", "score": 0.5, "charged_to": "benchmark",
                              "cause": "evaluator_failed"}) == ("benchmark", "evaluator_failed")
 
 
@@ -214,7 +215,7 @@ def test_a_task_unavailable_offline_is_left_out_of_pass_at_k_not_counted_as_a_fa
     assert curp["pass_at_k"] == {p: {} for p in PHASES} and curp["left_out"] == {"system_unavailable": 1}
     (cell,) = [c for c in board["cells"] if c["task"] == "curp"]
     assert all(p["charged_to"] == "benchmark" and p["cause"] == "system_unavailable" for p in cell["phases"].values())
-    assert report.charges_line(row) == "10 scored, 1 left out (system_unavailable)"
+    assert charges.charges_line(row) == "10 scored, 1 left out (system_unavailable)"
 
 
 def test_the_committed_baseline_read_again_gives_pass_at_1_of_one() -> None:
@@ -247,7 +248,7 @@ def test_charges_survive_records_of_and_merge() -> None:
     assert curp["phases"]["syntax"]["cause"] == "system_unavailable"  # carried through, not derived again
     (row,) = merged["models"]
     assert row["left_out"] == {"harness_error": 1, "system_unavailable": 1} and row["scored_cells"] == 9
-    assert report.charges_line(row) == "9 scored, 2 left out (harness_error 1, system_unavailable 1)"
+    assert charges.charges_line(row) == "9 scored, 2 left out (harness_error 1, system_unavailable 1)"
     assert row["pass_at_k"]["invariants"] == {"1": 1.0}
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pytest_sysmobench import Status, Task, load_tasks
-from pytest_sysmobench.models import MutantSource, ReferenceSource
+from pytest_sysmobench.sources import MutantSource, ReferenceSource
 from pytest_sysmobench.session import Scorer
 from pytest_sysmobench.traces import load_corpus
 

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_sysmobench import PHASES, Status, load_task
-from pytest_sysmobench.models import ReplaySource
+from pytest_sysmobench.sources import ReplaySource
 from pytest_sysmobench.phases import _work, conformance
 from pytest_sysmobench.scoring import Charge, PhaseResult
 from pytest_sysmobench.session import Scorer

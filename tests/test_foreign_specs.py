@@ -14,7 +14,7 @@ import pytest
 
 from pytest_sysmobench import PHASES, Status, load_task
 from pytest_sysmobench.mapping import MappingError, load_mapping
-from pytest_sysmobench.models import ReplaySource
+from pytest_sysmobench.sources import ReplaySource
 from pytest_sysmobench.session import Scorer
 
 ROOT = Path(__file__).resolve().parents[1]

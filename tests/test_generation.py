@@ -5,10 +5,16 @@ import time
 from hypothesis import given, strategies as st
 
 from pytest_sysmobench.tla import modules
-from pytest_sysmobench.generation import extract_spec
+from pytest_sysmobench.prompts import render, stages
+from pytest_sysmobench.sources.extract import extract_spec
 
 MODULE = "---- MODULE Spin ----\nEXTENDS Naturals\nVARIABLE x\nInit == x = 0\n====\n"
 CFG = "SPECIFICATION Spec\nCONSTANT N = 3\n"
+
+
+def render_prompt(task):  # noqa: ANN001, ANN201
+    """The direct method's one prompt: the task's template with the real source filled in."""
+    return render(task, stages("direct")[0])
 
 
 def test_fenced_tla_and_cfg_with_chatter() -> None:
@@ -102,8 +108,6 @@ def test_prompt_embeds_the_installed_source_and_the_vocabulary() -> None:
     from pathlib import Path
 
     from pytest_sysmobench import load_task
-    from pytest_sysmobench.generation import render_prompt
-
     task = load_task(Path(__file__).resolve().parents[1] / "tasks" / "spin")
     prompt = render_prompt(task)
     assert "===== FILE: src/mutex/spin.rs =====" in prompt
@@ -119,7 +123,7 @@ def test_prompt_without_the_package_names_what_to_install(tmp_path) -> None:  # 
     import pytest
 
     from pytest_sysmobench import load_task
-    from pytest_sysmobench.generation import SourceMissing, render_prompt
+    from pytest_sysmobench.prompts import SourceMissing
 
     task = load_task(Path(__file__).resolve().parents[1] / "tasks" / "spin")
     missing = dataclasses.replace(task, source=dataclasses.replace(task.source, root=tmp_path / "nowhere"))
@@ -134,7 +138,7 @@ def test_a_large_file_is_shown_by_its_line_ranges_and_bad_ranges_are_task_errors
     import pytest
 
     from pytest_sysmobench import load_task
-    from pytest_sysmobench.generation import source_code
+    from pytest_sysmobench.prompts import source_code
     from pytest_sysmobench.tasks import TaskError
 
     folder = tmp_path / "spin"
@@ -162,7 +166,7 @@ def test_the_zookeeper_prompt_names_the_command_that_fetches_its_source(tmp_path
     import pytest
 
     from pytest_sysmobench import load_task
-    from pytest_sysmobench.generation import SourceMissing, render_prompt
+    from pytest_sysmobench.prompts import SourceMissing
 
     task = load_task(Path(__file__).resolve().parents[1] / "tasks" / "zookeeper")
     missing = dataclasses.replace(task, source=dataclasses.replace(task.source, root=tmp_path / "nowhere"))

@@ -17,9 +17,9 @@ from typing import Any, Iterator
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pytest_sysmobench import report
-from pytest_sysmobench.html_report import render
-from pytest_sysmobench.tasks import PHASES
+from pytest_sysmobench.leaderboard import board as report
+from pytest_sysmobench.leaderboard.html import render
+from pytest_sysmobench.scoring import PHASES
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from pytest_sysmobench import load_task
 from pytest_sysmobench.evaluator import _json_answer, screen
-from pytest_sysmobench.generation import extract_spec, rename_module
+from pytest_sysmobench.sources.extract import extract_spec, rename_module
 from pytest_sysmobench.llm import ModelConfigError, load_catalog
-from pytest_sysmobench.methods import METHODS, MethodError, render, sample_traces, stages, template_path
-from pytest_sysmobench.report import build
+from pytest_sysmobench.prompts import METHODS, MethodError, render, sample_traces, stages, template_path
+from pytest_sysmobench.leaderboard.board import build
 from pytest_sysmobench.tasks import InvariantTemplate
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_sysmobench import PHASES, Status, load_tasks
-from pytest_sysmobench.models import MutantSource, ReferenceSource
+from pytest_sysmobench.sources import MutantSource, ReferenceSource
 from pytest_sysmobench.session import Scorer
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -101,7 +101,7 @@ def test_an_accepted_expression_can_never_open_a_definition(tokens: list[str]) -
 
 def test_model_means_leave_out_phases_that_have_no_score() -> None:
     """An inconclusive P4 or a mapping error says nothing about the spec: not a 0 in the mean."""
-    from pytest_sysmobench import report
+    from pytest_sysmobench.leaderboard import board as report
 
     def record(task: str, phase: str, status: str, score: float | None) -> dict[str, object]:
         return {"task": task, "model": "m", "sample": 0, "phase": phase, "status": status, "score": score}
@@ -122,7 +122,7 @@ def test_an_unexpected_exception_in_a_phase_is_recorded_as_a_harness_error(
 ) -> None:
     """A bug of ours (or RecursionError on a pathological input) ends as a recorded error, never a crash."""
     from pytest_sysmobench import cell as cell_module
-    from pytest_sysmobench.models import ReferenceSource
+    from pytest_sysmobench.sources import ReferenceSource
 
     def explode(_ctx: object) -> None:
         raise RecursionError("maximum recursion depth exceeded")
@@ -140,7 +140,7 @@ def test_an_unexpected_exception_in_a_phase_is_recorded_as_a_harness_error(
 
 def test_a_full_disk_loses_no_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pytest_sysmobench import cell as cell_module
-    from pytest_sysmobench.models import ReferenceSource
+    from pytest_sysmobench.sources import ReferenceSource
 
     def no_space(path: Path, text: str) -> None:
         raise OSError(28, "No space left on device")

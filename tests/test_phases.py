@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pytest_sysmobench import Status, load_task
-from pytest_sysmobench.mapping import identity_mapping, load_mapping
-from pytest_sysmobench.models import Candidate, MutantSource, ReferenceSource
+from pytest_sysmobench.mapping import load_mapping
+from pytest_sysmobench.sources import Candidate, MutantSource, ReferenceSource, ReplaySource, identity_mapping
 from pytest_sysmobench.phases.invariants import canon_module, check_module
 from pytest_sysmobench.session import Scorer
 
@@ -40,9 +40,7 @@ def test_parse_error_partial_credit_counts_only_definitions_that_parse(scorer: S
     assert result.score == pytest.approx(0.5 * parsed / total)
 
 
-def _replay(tmp_path: Path, text: str) -> "ReplaySource":
-    from pytest_sysmobench.models import ReplaySource
-
+def _replay(tmp_path: Path, text: str) -> ReplaySource:
     (tmp_path / "spin").mkdir(parents=True, exist_ok=True)
     (tmp_path / "spin" / "Spin.tla").write_text(text)
     return ReplaySource(tmp_path)

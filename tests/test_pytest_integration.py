@@ -19,18 +19,24 @@ from pytest_sysmobench.scheduling import cell_scope
 ROOT = Path(__file__).resolve().parents[1]
 
 PLAIN_TEST = """
+import os
 import sys
 
 
 def test_plain():
-    heavy = [m for m in ("pandas", "litellm", "pytest_sysmobench.session", "pytest_sysmobench.report") if m in sys.modules]
+    heavy = [m for m in ("pandas", "litellm", "yaml") if m in sys.modules]
     assert heavy == [], heavy
+    ours = sorted(m for m in sys.modules if m.split(".")[0] == "pytest_sysmobench")
+    assert ours == ["pytest_sysmobench", "pytest_sysmobench.plugin", "pytest_sysmobench.settings"], ours
+    assert "LITELLM_LOCAL_MODEL_COST_MAP" not in os.environ
 """
 
 
-def test_the_plugin_is_inert_in_a_project_that_does_not_use_it(pytester: pytest.Pytester) -> None:
+def test_the_plugin_is_inert_in_a_project_that_does_not_use_it(pytester: pytest.Pytester,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """A project with a broken tasks/ folder of its own and plain tests: no task is loaded, no marker
-    registered, no heavy module imported, nothing written."""
+    registered, no module of the benchmark imported, the environment untouched, nothing written."""
+    monkeypatch.delenv("LITELLM_LOCAL_MODEL_COST_MAP", raising=False)
     (pytester.path / "tasks" / "x").mkdir(parents=True)
     (pytester.path / "tasks" / "x" / "task.yaml").write_text("not: [valid")
     pytester.makepyfile(test_plain=PLAIN_TEST)
@@ -136,7 +142,7 @@ def test_records_are_plain_json_whatever_the_details_hold() -> None:
 
 
 def test_merging_boards_keeps_the_latest_result_of_every_cell_phase() -> None:
-    from pytest_sysmobench import report
+    from pytest_sysmobench.leaderboard import board as report
 
     def record(task: str, phase: str, score: float) -> dict[str, Any]:
         return {"task": task, "model": "m", "sample": 0, "phase": phase, "status": "passed" if score == 1 else "failed",

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from pytest_sysmobench.record import PhaseRecord
-from pytest_sysmobench.report import charge_of
+from pytest_sysmobench.leaderboard.charges import charge_of
 from pytest_sysmobench.scoring import WEIGHTS, Cause, Charge, PhaseResult, Status, composite, gate, pass_at_k
 
 SCORES = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from pytest_sysmobench import Status, load_task
-from pytest_sysmobench.models import ReferenceSource
+from pytest_sysmobench.sources import ReferenceSource
 from pytest_sysmobench.session import Scorer
 from pytest_sysmobench.traces import TraceError, load_corpus, load_trace
 
@@ -133,7 +133,7 @@ def test_corpus_constants_take_the_largest_bound_of_any_trace() -> None:
 
 
 def test_sets_are_written_with_a_tag_and_validated() -> None:
-    from pytest_sysmobench.mapping import tla_literal
+    from pytest_sysmobench.tla.values import tla_literal
     from pytest_sysmobench.traces import _check_value
 
     assert tla_literal({"$set": [2, 1, 2]}) == "{1, 2}"

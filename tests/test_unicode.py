@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from pytest_sysmobench import PHASES, load_task
-from pytest_sysmobench.models import ReplaySource
+from pytest_sysmobench.sources import ReplaySource
 from pytest_sysmobench.session import Scorer
 from pytest_sysmobench.tla import unicode
 from pytest_sysmobench.tla.unicode import TABLE, to_ascii

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pytest_sysmobench import load_task
-from pytest_sysmobench.models import ReplaySource
+from pytest_sysmobench.sources import ReplaySource
 from pytest_sysmobench.scoring import PhaseResult, Status
 from pytest_sysmobench.session import Scorer
 from pytest_sysmobench.tla.driver import JVM_FLAGS_ENV
@@ -92,11 +92,11 @@ def test_p3_windows_the_safety_net_cuts_off_fail_with_the_reason(tmp_path: Path,
     """A batch of windows whose TLC run the safety net stopped before it reported them (here:
     spin's real runs, each read back as stopped with nothing reported, as a slow machine would
     leave them): the windows not accepted fail, charged to the spec with the reason."""
-    from pytest_sysmobench.models import ReferenceSource
+    from pytest_sysmobench.sources import ReferenceSource
     from pytest_sysmobench.phases import conformance
     from pytest_sysmobench.tla.messages import Verdict
 
-    real = conformance._run
+    real = conformance.run_check
 
     def stopped_early(ctx, job, *args, **kwargs):  # noqa: ANN001, ANN202
         result = real(ctx, job, *args, **kwargs)
@@ -104,7 +104,7 @@ def test_p3_windows_the_safety_net_cuts_off_fail_with_the_reason(tmp_path: Path,
             return dataclasses.replace(result, verdict=Verdict.INCOMPLETE, print_lines=[])
         return result
 
-    monkeypatch.setattr(conformance, "_run", stopped_early)
+    monkeypatch.setattr(conformance, "run_check", stopped_early)
     with Scorer(tmp_path / "out", use_cache=False) as scorer:
         cell = scorer.cell(load_task(SPIN), ReferenceSource(), traces_dir=ROOT / "data" / "traces")
         result = cell.result("conformance")

@@ -2,18 +2,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Mapping as TMapping, Sequence
 
 from ..mapping import Mapping
-from ..models import Candidate
+from ..sources import Candidate
 from ..scoring import Cause, PhaseResult, Status
 from ..tasks import Task
 from ..tla.cfg import Config
-from ..tla.toolchain import Toolchain
+from ..tla.messages import TlcResult
+from ..tla.toolchain import TlcRun, Toolchain
 
 if TYPE_CHECKING:
     from ..evaluator import Evaluator, EvaluatorError
 
+#: How long past its safety net in seconds a TLC run is given to stop by itself and report what
+#: it explored, before its JVM is killed.
+HARD_LIMIT_MARGIN_S = 60.0
 #: What a user can do when a spec in its own names has no mapping (said wherever that costs).
 HOW_TO_MAP = ("add a mapping.yaml beside the spec (README: 'Mappings'), write the spec in the task's canonical "
               "names (`sysmobench prompt <task>` lists them), or name an evaluator model (--sysmobench-evaluator)")
@@ -94,3 +98,10 @@ class CellContext:
         path = self.run_dir.joinpath(*parts)
         path.mkdir(parents=True, exist_ok=True)
         return path
+
+    def tlc(self, workdir: Path, files: TMapping[str, str], module: str, args: Sequence[str], budget_s: float,
+            work_bound: Callable[[TlcResult], bool] | None = None) -> TlcRun:
+        """One TLC run of a phase: stopped by its work bound, or else by the safety net of
+        ``budget_s`` seconds (and killed if it does not stop by itself soon after)."""
+        return self.toolchain.tlc(workdir, files, module, args, timeout_s=budget_s + HARD_LIMIT_MARGIN_S,
+                                  stop_after_s=budget_s, work_bound=work_bound)

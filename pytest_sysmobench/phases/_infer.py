@@ -17,7 +17,9 @@ from collections.abc import Mapping as AbstractMapping
 from typing import Any, Iterator, Sequence
 
 from ..cache import digest
-from ..mapping import ActionCall, ActionMap, Mapping, VariableMap, enumerated_values, tla_literal
+from ..mapping import ActionCall, ActionMap, Mapping, VariableMap
+from ..tasks import enumerated_values
+from ..tla.values import tla_literal
 from ..tasks import Variable
 from ..tla import modules
 from ..tla.cfg import ASSERTION_KEYWORDS, EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215
@@ -97,10 +99,8 @@ def _reachable(ctx: CellContext, spec_vars: Sequence[str]) -> list[dict[str, Any
     config = config.with_section("CONSTRAINT", ["SysmoBound"]).with_section("INVARIANT", ["SysmoDump"])
     files = {**ctx.spec_files(), f"{work}.tla": _work.bound_module(work),
              f"{name}.tla": modules.module(name, body, (ctx.module, "TLC")), f"{name}.cfg": config.render()}
-    run = ctx.toolchain.tlc(ctx.job_dir("mapping-inference"), files, name,
-                            ["-config", f"{name}.cfg", "-workers", "1", "-deadlock"],
-                            timeout_s=BUDGET_S + 30.0, stop_after_s=BUDGET_S,
-                            work_bound=lambda result: _work.bound_reached(result, mark))
+    run = ctx.tlc(ctx.job_dir("mapping-inference"), files, name, ["-config", f"{name}.cfg", "-workers", "1", "-deadlock"],
+                  BUDGET_S, work_bound=lambda result: _work.bound_reached(result, mark))
     result = run.result
     if result.verdict is not Verdict.OK or (result.distinct_states or 0) > MAX_STATES:
         return []

@@ -32,15 +32,14 @@ from ..tla.cfg import EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215, Config
 from ..tla.messages import UNFINISHED, TlcResult, Verdict
 from ..traces import load_corpus
 from . import _work
+from ._codec import MappingProblem, prepare_codec
 from ._context import CellContext, evaluator_failure, no_mapping
 from ._infer import given_or_inferred
-from .conformance import MappingProblem, prepare_codec
 
 PREFIX = "Sysmo_"
 CONSTRAINT = "SysmoTaskConstraint"
 WORK_BOUND = "SysmoWorkBound"
 BOUNDED_NOTE = "work bound reached"
-HARD_LIMIT_MARGIN_S = 60.0
 TRACE_PREVIEW = 12
 
 
@@ -186,15 +185,14 @@ class _Checker:
         for section, listed in ((keyword, names), *also):
             config = config.with_section(section, [PREFIX + n for n in listed])
         budget = self.task.invariants.budget_s
-        run = self.ctx.toolchain.tlc(
+        run = self.ctx.tlc(
             self.ctx.job_dir("invariants", job),
             {**self.files, cfg_name: config.render()},
             module,
             # Liveness checked once, on the whole explored graph: TLC's periodic checks run by the
             # clock, which would make the states explored depend on the machine's speed.
             ["-config", cfg_name, "-workers", "1", "-deadlock", "-lncheck", "final"],
-            timeout_s=budget + HARD_LIMIT_MARGIN_S,
-            stop_after_s=budget,
+            budget,
             work_bound=lambda result: _work.bound_reached(result, self.mark),
         )
         if run.result.verdict is Verdict.PARSE_ERROR:

@@ -27,7 +27,6 @@ from ._context import CellContext
 from ._infer import given_or_inferred
 
 CLEAN = frozenset({Verdict.OK})
-HARD_LIMIT_MARGIN_S = 30.0
 BOUND = "SysmoBound"
 
 
@@ -86,15 +85,8 @@ def _bfs(ctx: CellContext, config: Config) -> TlcResult:
     # the spec's; a successor the spec's own CONSTRAINT rules out first is not counted, and the
     # spec's time beyond that is its own (only the safety net stops it, and charges it).
     files = {**_files(ctx, config.with_section("CONSTRAINT", [BOUND])), **run_modules(ctx)}
-    run = ctx.toolchain.tlc(
-        ctx.job_dir("runtime", "bfs"),
-        files,
-        run_module_name(ctx),
-        _tlc_args(ctx, ["-coverage", "1"]),
-        timeout_s=budget + HARD_LIMIT_MARGIN_S,
-        stop_after_s=budget,
-        work_bound=lambda result: _work.bound_reached(result, bfs_mark(ctx)),
-    )
+    run = ctx.tlc(ctx.job_dir("runtime", "bfs"), files, run_module_name(ctx), _tlc_args(ctx, ["-coverage", "1"]),
+                  budget, work_bound=lambda result: _work.bound_reached(result, bfs_mark(ctx)))
     return run.result
 
 
@@ -102,15 +94,9 @@ def _simulations(ctx: CellContext, config: Config) -> list[TlcResult]:
     settings = ctx.task.runtime
     results = []
     for seed in range(1, settings.simulations + 1):
-        run = ctx.toolchain.tlc(
-            ctx.job_dir("runtime", f"simulate-{seed}"),
-            _files(ctx, config),
-            ctx.module,
-            _tlc_args(ctx, ["-simulate", f"num={settings.traces}", "-depth", str(settings.depth), "-seed", str(seed),
-                            "-coverage", "1"]),
-            timeout_s=settings.budget_s + HARD_LIMIT_MARGIN_S,
-            stop_after_s=settings.budget_s,
-        )
+        args = ["-simulate", f"num={settings.traces}", "-depth", str(settings.depth), "-seed", str(seed), "-coverage", "1"]
+        run = ctx.tlc(ctx.job_dir("runtime", f"simulate-{seed}"), _files(ctx, config), ctx.module,
+                      _tlc_args(ctx, args), settings.budget_s)
         results.append(run.result)
     return results
 

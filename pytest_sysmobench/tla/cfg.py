@@ -165,16 +165,6 @@ class Config:
         added = (Section(keyword, f" {listed}\n"),)
         return Config(self.preamble, added + self.sections if first else self.sections + added)
 
-    def unsupported(self) -> list[str]:
-        return sorted(self.keywords() & UNSUPPORTED_IN_215)
-
-    def behaviour_spec(self) -> str | None:
-        """The SPECIFICATION formula's name, when the cfg names one."""
-        for section in self.sections:
-            if section.keyword == "SPECIFICATION" and section.names():
-                return section.names()[0]
-        return None
-
 
 def default_config(constants: Mapping[str, str], spec: str = "Spec") -> str:
     """A cfg for a spec that came without one: the task's small constant values."""

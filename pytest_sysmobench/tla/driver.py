@@ -32,6 +32,8 @@ from types import TracebackType
 from typing import IO, Sequence
 from urllib.parse import quote
 
+from .jar import ToolchainMissing, file_sha256, java_version_text
+
 JAVA_SOURCES_DIR = Path(__file__).parent / "java"
 DRIVER_CLASS = "SysmoDriver"
 #: Every JVM: the soft-ref policy lets per-job class loaders be collected; VM chatter goes to
@@ -90,34 +92,10 @@ class DriverError(Exception):
     """A harness fault (no Java, driver will not build or start): never the spec's fault."""
 
 
-def _java_version(java: str) -> str:
-    """The full ``java -version`` text: part of the class cache key, and shown by ``doctor``."""
-    try:
-        probe = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
-    except FileNotFoundError as exc:
-        raise DriverError(
-            f"Java not found ({java!r}): install a Java 11+ runtime, e.g. 'apt-get install openjdk-17-jdk-headless'"
-        ) from exc
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise DriverError(f"'{java} -version' failed: {exc}") from exc
-    text = (probe.stderr or probe.stdout).strip()
-    if probe.returncode != 0 or not text:
-        raise DriverError(f"'{java} -version' failed with exit code {probe.returncode}: {text}")
-    return text
-
-
 def _which(program: str | None) -> str | None:
     if not program:
         return None
     return shutil.which(program)
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _java_sources() -> list[Path]:
@@ -356,7 +334,10 @@ class ToolRunner:
         if not self._jar.is_file():
             raise DriverError(f"TLA+ tools jar not found: {self._jar}")
         self._java = _which(java) or java
-        self._java_version = _java_version(self._java)
+        try:
+            self._java_version = java_version_text(self._java)
+        except ToolchainMissing as exc:
+            raise DriverError(str(exc)) from exc
         self._javac = _which(javac)
         self._work_dir = Path(work_dir).resolve()
         self._tmp_dir = self._work_dir / "tmp"
@@ -545,7 +526,7 @@ class ToolRunner:
 
     def _class_dir_for_sources(self) -> Path:
         """Keyed by sources, jar and Java, so an upgrade of any of them never reuses stale classes."""
-        return _cache_root() / _class_key(_java_sources(), _file_sha256(self._jar), self._java_version)
+        return _cache_root() / _class_key(_java_sources(), file_sha256(self._jar), self._java_version)
 
     # ----------------------------------------------------------------- cli mode
 
@@ -671,7 +652,7 @@ def _checked_tlc_args(args: Sequence[str], spec_dir: Path) -> list[str]:
 
 def toolchain_summary(jar_option: str | None) -> str:
     """One line for the pytest header: which jar and Java, and how checks will run."""
-    from .jar import ToolchainMissing, find_jar, find_java
+    from .jar import find_jar, find_java
 
     try:
         jar, java = find_jar(jar_option), find_java()

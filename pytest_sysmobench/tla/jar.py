@@ -114,6 +114,23 @@ class Java:
 _VERSION = re.compile(r'version "([^"]+)"')
 
 
+def java_version_text(java: str) -> str:
+    """The full ``java -version`` text: the Java a check ran on (provenance, the driver's class
+    cache key, ``doctor``)."""
+    try:
+        probe = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    except FileNotFoundError as exc:
+        raise ToolchainMissing(
+            f"Java not found ({java!r}): install a Java 11+ runtime, e.g. 'apt-get install openjdk-17-jdk-headless'"
+        ) from exc
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ToolchainMissing(f"'{java} -version' failed: {exc}") from exc
+    text = (probe.stderr or probe.stdout).strip()
+    if probe.returncode != 0 or not text:
+        raise ToolchainMissing(f"'{java} -version' failed with exit code {probe.returncode}: {text}")
+    return text
+
+
 @functools.lru_cache(maxsize=None)
 def find_java() -> Java:
     """Java 11+ is required; javac is optional (without it, one JVM per check)."""
@@ -121,11 +138,7 @@ def find_java() -> Java:
     java = shutil.which("java", path=os.path.join(java_home, "bin") if java_home else None) or shutil.which("java")
     if java is None:
         raise ToolchainMissing("no 'java' on PATH: install a Java 11+ runtime (e.g. apt-get install default-jdk-headless)")
-    try:
-        probe = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ToolchainMissing(f"'{java} -version' failed: {exc}") from exc
-    match = _VERSION.search(probe.stderr + probe.stdout)
+    match = _VERSION.search(java_version_text(java))
     version = match.group(1) if match else "unknown"
     major = version.split(".")[0]
     if major.isdigit() and int(major) < 11 and not version.startswith("1."):

@@ -123,11 +123,6 @@ def split_modules(text: str) -> list[tuple[str, str]]:
     return [(span.name, "\n".join(raw[span.start : span.end + 1]).rstrip("\n") + "\n") for span in module_spans(text)]
 
 
-def module_name(text: str) -> str | None:
-    spans = module_spans(text)
-    return spans[0].name if spans else None
-
-
 def body(text: str) -> str:
     """The first module's own body: after its header line, before its closing ====, without
     comments and without the modules nested in it (their declarations are not its own)."""
@@ -181,11 +176,6 @@ def declared_with(text: str, others: dict[str, str]) -> tuple[list[str], list[st
                 seen.add(name)
                 pending.append(others[name])
     return constants, variables
-
-
-def declaration_lines(text: str) -> str:
-    """The CONSTANT/VARIABLE declarations as source text, to prefix a one-definition module."""
-    return "\n".join(m.group(0).rstrip() for m in _DECL.finditer(body(text)))
 
 
 @dataclass(frozen=True)

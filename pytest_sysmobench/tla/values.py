@@ -1,9 +1,11 @@
-"""TLA+ values as TLC prints them, and Python values written back as TLA+ source.
+"""TLA+ values both ways: as TLC prints them, read into Python; and written as TLA+ source,
+from Python values (``format_value``) and from a trace's JSON values (``tla_literal``).
 
 TLC prints every state of a counterexample (and every ``Print``/``PrintT``) in
-a small, regular value syntax.  The harness needs those values as Python data
-(to compare a spec's trace with a real system's log) and it needs the opposite
-direction to write logged states into generated TLA+ modules (trace windows).
+a small, regular value syntax.  The harness reads those values as Python data
+(initial values of spec variables, marks, counterexample states), and writes the
+traced states of the real system into generated TLA+ modules (trace windows and
+the mapping check), with one list of the words TLA+ reserves.
 
 Representation (``Value``):
 
@@ -34,7 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass
-from typing import Generic, NoReturn, TypeAlias, TypeVar
+from typing import Any, Generic, NoReturn, TypeAlias, TypeVar
 
 Value: TypeAlias = (
     "bool | int | str | ModelValue | frozenset[Value] | tuple[Value, ...] | Record | TlaFunction"
@@ -422,3 +424,55 @@ def _order_key(value: object, text: str) -> tuple[int, int, str]:
     if isinstance(value, ModelValue):
         return (3, 0, value.name)
     return (4, 0, text)
+
+
+# ---------------------------------------------------------------------------
+# Trace values (JSON) written as TLA+: the states P3 and P4 check the spec against
+
+_FIELD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+SET_TAG = "$set"
+
+
+def tla_literal(value: Any) -> str:
+    """JSON trace values as TLA+: objects are functions over their (string) keys, lists are tuples.
+
+    JSON has no sets, so ``{"$set": [...]}`` stands for the TLA+ set of its items (order and
+    repeats ignored): a network of in-flight messages or a set of granted votes is a set.
+    """
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "<<" + ", ".join(tla_literal(v) for v in value) + ">>"
+    if isinstance(value, dict):
+        if set(value) == {SET_TAG} and isinstance(value[SET_TAG], list):
+            return "{" + ", ".join(sorted({tla_literal(v) for v in value[SET_TAG]})) + "}"
+        return function_literal({k: tla_literal(v) for k, v in value.items()})
+    raise ValueError(f"no TLA+ reading for {type(value).__name__} value {value!r}")
+
+
+def _field_name(key: str) -> bool:
+    return bool(_FIELD_RE.fullmatch(key)) and key not in _RESERVED and not key.startswith(("WF_", "SF_"))
+
+
+def function_literal(entries: Mapping[str, str]) -> str:
+    """A function from string keys to already-written TLA+ values.
+
+    Written as a record when every key can be a field name: TLC treats a record and a function
+    over the same strings as equal, and builds a record far faster than a chain of ``@@``.
+    """
+    if not entries:
+        return "[sysmo_x \\in {} |-> 0]"
+    if all(_field_name(k) for k in entries):
+        return "[" + ", ".join(f"{k} |-> {v}" for k, v in sorted(entries.items())) + "]"
+    return "(" + " @@ ".join(f"{tla_literal(k)} :> {v}" for k, v in sorted(entries.items())) + ")"
+
+
+def record_literal(state: Mapping[str, Any]) -> str:
+    """A canonical state as a TLA+ record keyed by canonical variable name."""
+    return "[" + ", ".join(f"{name} |-> {tla_literal(value)}" for name, value in sorted(state.items())) + "]"

@@ -5,18 +5,20 @@ any other name: a model asked through litellm.  Every source yields the same :cl
 
 from __future__ import annotations
 
-from ._base import Candidate, SpecSource, UnknownModel
-from ._generated import AnswerStore, GeneratedSource
-from ._sources import MutantSource, ReferenceSource, ReplaySource, resolve_source
+from ._builtin import MutantSource, ReferenceSource, ReplaySource, resolve_source
+from ._candidate import Candidate, IdentityCheck, SpecSource, UnknownModel, identity_mapping, with_spec
+from ._generated import GeneratedSource
 
 __all__ = [
-    "AnswerStore",
     "Candidate",
     "GeneratedSource",
+    "IdentityCheck",
     "MutantSource",
     "ReferenceSource",
     "ReplaySource",
     "SpecSource",
     "UnknownModel",
+    "identity_mapping",
     "resolve_source",
+    "with_spec",
 ]

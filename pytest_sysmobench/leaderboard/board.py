@@ -21,62 +21,23 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import failures, html_report
-from .cache import atomic_write_text
-from .scoring import WEIGHTS, Cause, Charge, PhaseResult, Status, composite, pass_at_k
-from .tasks import PHASES
+from .. import failures
+from ..cache import atomic_write_text
+from ..scoring import (
+    PHASES,
+    WEIGHTS,
+    Cause,
+    Charge,
+    PhaseResult,
+    Status,
+    composite,
+    pass_at_k,
+    phase_of,
+)
+from . import html as html_report
+from .charges import cell_charge, charge_of, charge_of_cell
 
 SCHEMA = 2
-
-
-#: What a record from before outcomes were charged had no score for, read by its status.
-_OLD_CAUSES: Mapping[str, Cause] = {
-    Status.ERROR.value: Cause.HARNESS, Status.SKIPPED.value: Cause.NO_SPEC, Status.BLOCKED.value: Cause.UPSTREAM,
-    Status.INCONCLUSIVE.value: Cause.HARNESS, Status.NOT_EVALUABLE.value: Cause.HARNESS,
-}
-#: Skips that our own code worded before causes were recorded: their reason names the cause
-#: better than the status does (a task unavailable offline has a spec; it has no system).
-_OLD_SKIP_REASONS: tuple[tuple[str, Cause], ...] = (
-    ("unavailable offline", Cause.UNAVAILABLE), ("skipped: no traces", Cause.NO_TRACES),
-)
-_CAUSES = frozenset(c.value for c in Cause)
-
-
-def charge_of(result: Mapping[str, Any]) -> tuple[str, str | None]:
-    """Who a phase outcome is charged to, and why when it is the benchmark.
-
-    A score with no charge, or the spec's, is the spec's; no score is always the benchmark's,
-    whatever an older record (or ``PhaseRecord``'s default) says, since there is nothing to
-    count.  A record from before charges were recorded is read by its status."""
-    if result.get("score") is not None and result.get("charged_to") != Charge.BENCHMARK.value:
-        return Charge.SPEC.value, None
-    return Charge.BENCHMARK.value, _cause_of(result)
-
-
-def _cause_of(result: Mapping[str, Any]) -> str:
-    given = result.get("cause")
-    if isinstance(given, str) and given in _CAUSES:
-        return given
-    status = str(result.get("status") or "")
-    if status == Status.SKIPPED.value:
-        reason = str(result.get("reason") or "")
-        for prefix, cause in _OLD_SKIP_REASONS:
-            if reason.startswith(prefix):
-                return cause.value
-    return _OLD_CAUSES.get(status, Cause.HARNESS).value
-
-
-def cell_charge(phases: Mapping[str, Any]) -> tuple[str, str | None]:
-    """A cell is the spec's only when every phase ran and is the spec's; else the first phase in
-    phase order that is not says why (one cause per cell, so that the counts add up to cells)."""
-    for phase in PHASES:
-        result = phases.get(phase)
-        if not isinstance(result, Mapping):
-            return Charge.BENCHMARK.value, Cause.NOT_RUN.value
-        charged_to, cause = charge_of(result)
-        if charged_to == Charge.BENCHMARK.value:
-            return charged_to, cause
-    return Charge.SPEC.value, None
 
 
 def _is_spec(cell: Mapping[str, Any]) -> bool:
@@ -338,26 +299,6 @@ def cells_csv(board: Mapping[str, Any]) -> str:
     return out.getvalue()
 
 
-def charge_of_cell(cell: Mapping[str, Any]) -> tuple[str, str | None]:
-    """A cell's charge as its board says, or derived for a board written before cells had one."""
-    if cell.get("charged_to") in (Charge.SPEC.value, Charge.BENCHMARK.value):
-        return str(cell["charged_to"]), cell.get("cause")
-    phases = cell.get("phases")
-    return cell_charge(phases if isinstance(phases, Mapping) else {})
-
-
-def charges_line(row: Mapping[str, Any]) -> str:
-    """'10 scored, 1 left out (system_unavailable)': what a model's means are over, and why the
-    rest is not in them."""
-    scored = int(row.get("scored_cells") or 0)
-    counts = row.get("left_out") if isinstance(row.get("left_out"), Mapping) else {}
-    total = sum(int(n) for n in counts.values())
-    if not total:
-        return f"{scored} scored"
-    why = next(iter(counts)) if len(counts) == 1 else ", ".join(f"{cause} {n}" for cause, n in counts.items())
-    return f"{scored} scored, {total} left out ({why})"
-
-
 def _csv_number(value: Any) -> str:
     return "" if value is None else repr(float(value))
 
@@ -388,7 +329,7 @@ def _number(value: float | None) -> str:
 
 def table(board: Mapping[str, Any]) -> str:
     """A terminal table: one row per cell, then one per model."""
-    headers = ["task", "model", "P1", "P2", "P3", "P4", "composite"]
+    headers = ["task", "model", *(phase_of(p).short for p in PHASES), "composite"]
     rows = []
     for cell in board["cells"]:
         label = cell["model"] + (f" s{cell['sample']}" if cell["sample"] else "")

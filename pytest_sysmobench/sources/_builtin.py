@@ -1,15 +1,13 @@
+"""The built-in sources: the task's reference spec, its seeded-bug mutants, specs replayed from a folder."""
+
 from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from ..generation import extract_spec, rename_module
-from ..mapping import MappingError, identity_mapping, load_mapping
 from ..tasks import IDENTIFIER, Task, TaskError
-from ..tla.cfg import default_config
-from ..tla.unicode import to_ascii
-from ._base import Candidate, SpecSource, UnknownModel
+from ._candidate import Candidate, SpecSource, UnknownModel, with_spec
 
 MAX_SPEC_BYTES = 2_000_000
 #: A multi-file spec: at most this many modules beside the root, and this many bytes in all.
@@ -28,75 +26,6 @@ class OversizedAnswer(ValueError):
     """A spec or answer too large to be a real model's answer; it is not read at all."""
 
 
-def _with_spec(base: Candidate, task: Task, text: str, cfg: str | None, mapping_file: Path | None,
-               beside: tuple[tuple[str, str], ...] = ()) -> Candidate:
-    """Extract the module(s), fall back to the task's default cfg, and settle the mapping.
-
-    ``beside`` are the other modules of a multi-file spec (replayed files next to the root).
-    """
-    extraction = extract_spec(text, task.module)
-    notes = list(extraction.notes)
-    tla = extraction.tla
-    extras = dict(extraction.extra_modules)
-    for name, source in beside:
-        extras.setdefault(name, source)
-    unicode_read = 0
-    if tla is not None:
-        tla, unicode_read = to_ascii(tla)
-    for name, source in extras.items():
-        extras[name], read = to_ascii(source)
-        unicode_read += read
-    if unicode_read:
-        notes.append(f"{unicode_read} Unicode operator(s) read as their ASCII forms (TLA+ Unicode mapping)")
-    if tla is not None and extraction.declared_module and extraction.declared_module != task.module:
-        if task.fix_module_name:
-            tla = rename_module(tla, extraction.declared_module, task.module)
-            notes.append(f"the module was named {extraction.declared_module!r}; renamed to {task.module!r} "
-                         "(task allows it)")
-        else:
-            notes.append(f"the module is named {extraction.declared_module!r}, the task requires {task.module!r}; "
-                         "not renamed (the task does not allow it)")
-    cfg = cfg if cfg is not None else extraction.cfg
-    generated = cfg is None
-    if generated:
-        cfg = default_config(task.default_constants)
-        notes.append("no cfg given: the task's default cfg was used")
-    extras.pop(task.module, None)
-    for name in sorted(extras):
-        if _reserved_module(name):
-            del extras[name]
-            notes.append(f"module {name} ignored: the name is reserved (a standard, library or harness module)")
-    candidate = replace(base, tla=tla, cfg=cfg, cfg_generated=generated, notes=tuple(notes),
-                        problem=extraction.problem, extra_modules=tuple(sorted(extras.items())))
-    if tla is None:
-        return candidate
-    if mapping_file is not None:
-        try:
-            return replace(candidate, mapping=load_mapping(mapping_file, task))
-        except MappingError as exc:
-            return replace(candidate, mapping_problem=f"invalid mapping: {exc}")
-    check = identity_mapping(task, candidate)
-    if check.mapping is None:
-        return replace(
-            candidate,
-            mapping_problem="not evaluable: no mapping to the canonical vocabulary and the spec does not declare "
-            + ", ".join(check.missing),
-        )
-    return replace(candidate, mapping=check.mapping)
-
-
-#: Modules a spec may not bring its own copy of: the checks' generated modules EXTEND them, so a
-#: spec's own Naturals or TLC could change what a template or a window check means.
-STANDARD_MODULES = frozenset({"Naturals", "Integers", "Reals", "Sequences", "FiniteSets", "Bags", "TLC", "TLCExt",
-                              "RealTime", "Json", "Randomization", "Toolbox"})
-
-
-def _reserved_module(name: str) -> bool:
-    from ..tla.toolchain import LIBRARY_DIR
-
-    return name in STANDARD_MODULES or (LIBRARY_DIR / f"{name}.tla").is_file() or "Sysmo" in name
-
-
 class ReferenceSource:
     """The expert spec that ships with each task; it must score 1.0 everywhere."""
 
@@ -105,7 +34,7 @@ class ReferenceSource:
     def candidate(self, task: Task, sample: int) -> Candidate:
         base = Candidate(task.name, self.name, sample, task.module, origin=str(task.reference_spec))
         cfg = _read(task.reference_cfg) if task.reference_cfg else None
-        return _with_spec(base, task, _read(task.reference_spec), cfg, task.reference_mapping)
+        return with_spec(base, task, _read(task.reference_spec), cfg, task.reference_mapping)
 
 
 class MutantSource:
@@ -125,7 +54,7 @@ class MutantSource:
             spec, cfg = mutant.apply(_read(task.reference_spec), cfg)
         except TaskError as exc:
             return replace(base, problem=str(exc))
-        return _with_spec(base, task, spec, cfg, task.reference_mapping)
+        return with_spec(base, task, spec, cfg, task.reference_mapping)
 
 
 class ReplaySource:
@@ -153,7 +82,7 @@ class ReplaySource:
             beside = _modules_beside(folder, spec)
         except OversizedAnswer as exc:
             return replace(base, problem=str(exc))
-        return _with_spec(base, task, text, cfg, mapping if mapping.is_file() else None, beside)
+        return with_spec(base, task, text, cfg, mapping if mapping.is_file() else None, beside)
 
 
 def _modules_beside(folder: Path, root: Path) -> tuple[tuple[str, str], ...]:

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .report import cell_charge, charge_of
-from .tasks import PHASES
+from ..record import CellId
+from ..scoring import PHASE_TABLE, PHASES, phase_of
+from .charges import cell_charge, charge_of
 
-PHASE_ALIASES = {"p1": "syntax", "p2": "runtime", "p3": "conformance", "p4": "invariants"}
 COMPOSITE = "composite"
+_PHASE_NAMES = {n for p in PHASE_TABLE for n in (p.name, p.marker)}
 #: Provenance that changes what a score means: a baseline from another jar or Java is compared with a warning.
 PROVENANCE_KEYS = ("jar_sha256", "java_version", "library_sha256")
 
@@ -48,10 +49,11 @@ class Tolerance:
         composite = 0.0
         for item in items:
             name, sep, raw = item.partition("=")
-            name = PHASE_ALIASES.get(name.strip(), name.strip())
+            name = name.strip()
+            name = phase_of(name).name if name.lower() in _PHASE_NAMES else name
             if not sep or (name not in PHASES and name != COMPOSITE):
                 raise BaselineError(f"--sysmobench-tolerance: {item!r} is not PHASE=VALUE "
-                                    f"(phases: {', '.join(PHASES)}, p1..p4, composite)")
+                                    f"(phases: {', '.join(PHASES)}, {PHASE_TABLE[0].marker}..{PHASE_TABLE[-1].marker}, composite)")
             value = _fraction(raw, f"--sysmobench-tolerance {name}")
             if name == COMPOSITE:
                 composite = value
@@ -89,7 +91,7 @@ class Change:
 
     @property
     def cell(self) -> str:
-        return f"{self.task}/{self.model}" + (f"/s{self.sample}" if self.sample else "")
+        return CellId(self.task, self.model, self.sample).path
 
     def describe(self, tolerance: Tolerance) -> str:
         before = "-" if self.before is None else f"{self.before:.2f}"

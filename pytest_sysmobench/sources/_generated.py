@@ -1,71 +1,17 @@
-"""Specs written by a model through litellm, and the answer store that keeps them paid for once.
-
-An answer is stored (atomically, keyed by the content hash of route, generation parameters,
-rendered prompt, stage and sample index) the moment it arrives, before extraction or any
-checker can fail, so an interrupted run never asks for it again.  ``refresh`` asks anew and
-overwrites.
-"""
+"""Specs written by a model through litellm, each answer paid for once (``answers.py``)."""
 
 from __future__ import annotations
 
 import hashlib
-import json
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..cache import atomic_write_text, digest
-from ..generation import SourceMissing
-from ..llm import Answer, Client, GenerationError, ModelConfig
-from ..methods import MethodError, render, stages
+from ..answers import AnswerStore
+from ..llm import Answer, Client, GenerationError
+from ..prompts import MethodError, SourceMissing, render, stages
 from ..tasks import Task
-from ._base import Candidate
-from ._sources import _with_spec
-
-from filelock import FileLock
-
-
-@dataclass
-class StoreStats:
-    requests: int = 0
-    hits: int = 0
-
-
-@dataclass
-class AnswerStore:
-    """Answers on disk under ``root/<key[:2]>/<key>.json``, shared by all workers."""
-
-    root: Path
-    refresh: bool = False
-    stats: StoreStats = field(default_factory=StoreStats)
-
-    def key(self, config: ModelConfig, prompt: str, sample: int, stage: str, json_mode: bool) -> str:
-        return digest("answer-v1", config.route, config.generation_parameters(), prompt, sample, stage, json_mode)
-
-    def _path(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.json"
-
-    def _load(self, path: Path) -> Answer | None:
-        try:
-            return Answer.from_json(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, TypeError):
-            return None
-
-    def answer(self, client: Client, prompt: str, sample: int, stage: str, json_mode: bool = False) -> tuple[Answer, bool]:
-        """The stored answer, or a new one (stored before it is returned); True if it was stored."""
-        path = self._path(self.key(client.config, prompt, sample, stage, json_mode))
-        if not self.refresh and (found := self._load(path)) is not None:
-            self.stats.hits += 1
-            return found, True
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(path) + ".lock"):
-            if not self.refresh and (found := self._load(path)) is not None:
-                self.stats.hits += 1
-                return found, True
-            self.stats.requests += 1
-            fresh = client.complete(prompt, json_mode=json_mode)
-            atomic_write_text(path, json.dumps(fresh.to_json(), sort_keys=True, indent=1))
-            return fresh, False
+from ._candidate import Candidate, with_spec
 
 
 def _usage(entries: list[dict[str, Any]]) -> dict[str, Any]:
@@ -125,5 +71,5 @@ class GeneratedSource:
             return replace(base, generation_error=str(exc), generation=info)
         info.update(stages=entries, **_usage(entries))
         last = turns[-1][2]
-        candidate = _with_spec(base, task, last.text, None, None)
+        candidate = with_spec(base, task, last.text, None, None)
         return replace(candidate, generation=info, transcript=tuple((s, p, a.text) for s, p, a in turns))

@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .generation import source_code
+from .settings import METHODS
 from .tasks import Task
 
-METHODS = ("direct", "translate", "traces")
 DEFAULT_TEMPLATES = Path(__file__).parent / "prompts"
 MAX_TRACE_BYTES = 256 * 1024
 
@@ -101,3 +100,35 @@ def render(task: Task, stage: Stage, traces_dir: Path | None = None, earlier: di
         if token in text:
             text = text.replace(token, value())
     return text
+
+
+class SourceMissing(RuntimeError):
+    """The system's source is not installed; the message names the package to install."""
+
+
+def source_code(task: Task) -> str:
+    """The task's source files, read from the installed package at run time."""
+    parts = []
+    for item in task.source.files:
+        path = task.source.root / item.path
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            install = task.source.install or f"install the package {task.source.package}"
+            raise SourceMissing(
+                f"the source of task {task.name} is not installed: {path} is missing "
+                f"({exc.strerror or exc}); {install}"
+            ) from exc
+        parts.append(f"===== FILE: {item.path} =====\nDESCRIPTION: {item.description}\n\n{_excerpt(text, item.lines)}\n")
+    return "\n".join(parts)
+
+
+def _excerpt(text: str, ranges: tuple[tuple[int, int], ...]) -> str:
+    """The whole file, or only the given line ranges, each headed by where it comes from."""
+    if not ranges:
+        return text.rstrip()
+    lines = text.splitlines()
+    return "\n".join(
+        f"// ----- lines {first}-{min(last, len(lines))} -----\n" + "\n".join(lines[first - 1 : last]).rstrip()
+        for first, last in ranges
+    )

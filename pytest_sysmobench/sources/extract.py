@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .tasks import IDENTIFIER, Task
-from .failures import looks_like_python
-from .tla import modules
+from ..failures import looks_like_python
+from ..tasks import IDENTIFIER
+from ..tla import modules
 
 _FENCE_OPEN = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)")
 _CFG_START = re.compile(r"^[ \t]*(SPECIFICATION|INIT|CONSTANTS?)\b", re.MULTILINE)
@@ -129,42 +129,3 @@ def rename_module(tla: str, old: str, new: str) -> str:
     """Rename the module in its header line only (references inside are the model's business)."""
     pattern = re.compile(rf"^([ \t]*-{{4,}}[ \t]*MODULE[ \t]+){re.escape(old)}(?=[ \t]*-{{4,}})", re.MULTILINE)
     return pattern.sub(lambda m: m.group(1) + new, tla, count=1)
-
-
-class SourceMissing(RuntimeError):
-    """The system's source is not installed; the message names the package to install."""
-
-
-def source_code(task: Task) -> str:
-    """The task's source files, read from the installed package at run time."""
-    parts = []
-    for item in task.source.files:
-        path = task.source.root / item.path
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            install = task.source.install or f"install the package {task.source.package}"
-            raise SourceMissing(
-                f"the source of task {task.name} is not installed: {path} is missing "
-                f"({exc.strerror or exc}); {install}"
-            ) from exc
-        parts.append(f"===== FILE: {item.path} =====\nDESCRIPTION: {item.description}\n\n{_excerpt(text, item.lines)}\n")
-    return "\n".join(parts)
-
-
-def _excerpt(text: str, ranges: tuple[tuple[int, int], ...]) -> str:
-    """The whole file, or only the given line ranges, each headed by where it comes from."""
-    if not ranges:
-        return text.rstrip()
-    lines = text.splitlines()
-    return "\n".join(
-        f"// ----- lines {first}-{min(last, len(lines))} -----\n" + "\n".join(lines[first - 1 : last]).rstrip()
-        for first, last in ranges
-    )
-
-
-def render_prompt(task: Task) -> str:
-    """The direct-method prompt: the task's template with the real source and the vocabulary filled in."""
-    from .methods import render, stages
-
-    return render(task, stages("direct")[0])

@@ -12,10 +12,10 @@ import html
 import math
 from typing import Any, Iterable, Mapping
 
-from .tasks import PHASES
+from ..scoring import PHASE_TABLE, PHASES, phase_of
+from .charges import charge_of, charge_of_cell
 
-PHASE_LABELS = {"syntax": "P1 syntax", "runtime": "P2 runtime", "conformance": "P3 conformance",
-                "invariants": "P4 invariants"}
+PHASE_LABELS = {p.name: p.label for p in PHASE_TABLE}
 PHASE_COLOURS = {"syntax": "#4e79a7", "runtime": "#59a14f", "conformance": "#f28e2b", "invariants": "#b07aa1"}
 CLASS_COLOURS = ("#e15759", "#4e79a7", "#f28e2b", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
                  "#9c755f", "#bab0ac", "#86bcb6", "#d37295")
@@ -72,7 +72,7 @@ def _header(board: Mapping[str, Any]) -> list[str]:
     if len(runs) > 1:
         facts.append(f"merged from {len(runs)} runs")
     facts += [f'{_e(k)} <code title="{_e(v)}">{_e(_short(v, 24))}</code>' for k, v in list(provenance.items())[:20]]
-    formula = " + ".join(f"{_number(weights.get(p), 2)}·{PHASE_LABELS[p].split()[0]}" for p in PHASES)
+    formula = " + ".join(f"{_number(weights.get(p), 2)}·{phase_of(p).short}" for p in PHASES)
     lines = ["<h1>SysMoBench leaderboard</h1>", f'<p class="meta">{" · ".join(facts)}</p>',
              f'<p class="meta">composite = {formula}; a cell charged to the benchmark (a phase it could not '
              "score, or one not run) has no composite and is kept out of every mean, best of k and pass@k, "
@@ -130,7 +130,6 @@ def _cells_table(cells: list[Mapping[str, Any]]) -> str:
 
 
 def _composite_cell(cell: Mapping[str, Any], phases: Mapping[str, Any]) -> str:
-    from .report import charge_of_cell  # here: the report module imports this one
 
     charged_to, cause = charge_of_cell({**cell, "phases": phases})
     left = f'<small class="charge">left out: {_e(cause)}</small>' if charged_to == "benchmark" else ""
@@ -138,7 +137,6 @@ def _composite_cell(cell: Mapping[str, Any], phases: Mapping[str, Any]) -> str:
 
 
 def _phase_cell(result: Any) -> str:
-    from .report import charge_of  # here: the report module imports this one
 
     if not isinstance(result, Mapping):
         return '<td class="other">not run<small class="charge">benchmark: not_run</small></td>'
@@ -163,7 +161,7 @@ def _groups_table(groups: list[Mapping[str, Any]]) -> str:
     k_max = max((_int(g.get("scored_samples", g.get("samples"))) for g in groups), default=1)
     ks = [k for k in (1, 2, 5, 10) if k <= k_max] or [1]
     head = ["task", "model", "samples", "scored", "left out", "best of k",
-            *(f"pass@{k} {PHASE_LABELS[p].split()[0]}" for p in PHASES for k in ks)]
+            *(f"pass@{k} {phase_of(p).short}" for p in PHASES for k in ks)]
     rows = []
     for group in groups:
         passes = group.get("pass_at_k") if isinstance(group.get("pass_at_k"), Mapping) else {}
@@ -230,7 +228,7 @@ def _failure_bars(models: list[Mapping[str, Any]]) -> str:
     counted: list[tuple[str, list[tuple[str, int]]]] = []
     for model in models:
         classes = model.get("failure_classes") if isinstance(model.get("failure_classes"), Mapping) else {}
-        found = [(f"{PHASE_LABELS.get(str(p), str(p)).split()[0]} {klass}", _int(n))
+        found = [(f"{(phase_of(str(p)).short if str(p) in PHASES else str(p))} {klass}", _int(n))
                  for p, by_class in classes.items() if isinstance(by_class, Mapping)
                  for klass, n in by_class.items() if _int(n) > 0]
         counted.append((_plain(model.get("model")), found))

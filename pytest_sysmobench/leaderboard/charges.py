@@ -1,0 +1,73 @@
+"""Who each outcome on a board is charged to: the spec (scored, in the means) or the benchmark
+(no score, counted apart by cause), read the same way from a fresh board and from one written
+before outcomes were charged."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..scoring import PHASES, Cause, Charge, Status, default_cause
+
+#: Skips that our own code worded before causes were recorded: their reason names the cause
+#: better than the status does (a task unavailable offline has a spec; it has no system).
+_OLD_SKIP_REASONS: tuple[tuple[str, Cause], ...] = (
+    ("unavailable offline", Cause.UNAVAILABLE), ("skipped: no traces", Cause.NO_TRACES),
+)
+_CAUSES = frozenset(c.value for c in Cause)
+
+
+def charge_of(result: Mapping[str, Any]) -> tuple[str, str | None]:
+    """Who a phase outcome is charged to, and why when it is the benchmark.
+
+    A score with no charge, or the spec's, is the spec's; no score is always the benchmark's,
+    whatever an older record (or ``PhaseRecord``'s default) says, since there is nothing to
+    count.  A record from before charges were recorded is read by its status."""
+    if result.get("score") is not None and result.get("charged_to") != Charge.BENCHMARK.value:
+        return Charge.SPEC.value, None
+    return Charge.BENCHMARK.value, _cause_of(result)
+
+
+def _cause_of(result: Mapping[str, Any]) -> str:
+    given = result.get("cause")
+    if isinstance(given, str) and given in _CAUSES:
+        return given
+    status = str(result.get("status") or "")
+    if status == Status.SKIPPED.value:
+        reason = str(result.get("reason") or "")
+        for prefix, cause in _OLD_SKIP_REASONS:
+            if reason.startswith(prefix):
+                return cause.value
+    return default_cause(status).value
+
+
+def cell_charge(phases: Mapping[str, Any]) -> tuple[str, str | None]:
+    """A cell is the spec's only when every phase ran and is the spec's; else the first phase in
+    phase order that is not says why (one cause per cell, so that the counts add up to cells)."""
+    for phase in PHASES:
+        result = phases.get(phase)
+        if not isinstance(result, Mapping):
+            return Charge.BENCHMARK.value, Cause.NOT_RUN.value
+        charged_to, cause = charge_of(result)
+        if charged_to == Charge.BENCHMARK.value:
+            return charged_to, cause
+    return Charge.SPEC.value, None
+
+
+def charge_of_cell(cell: Mapping[str, Any]) -> tuple[str, str | None]:
+    """A cell's charge as its board says, or derived for a board written before cells had one."""
+    if cell.get("charged_to") in (Charge.SPEC.value, Charge.BENCHMARK.value):
+        return str(cell["charged_to"]), cell.get("cause")
+    phases = cell.get("phases")
+    return cell_charge(phases if isinstance(phases, Mapping) else {})
+
+
+def charges_line(row: Mapping[str, Any]) -> str:
+    """'10 scored, 1 left out (system_unavailable)': what a model's means are over, and why the
+    rest is not in them."""
+    scored = int(row.get("scored_cells") or 0)
+    counts = row.get("left_out") if isinstance(row.get("left_out"), Mapping) else {}
+    total = sum(int(n) for n in counts.values())
+    if not total:
+        return f"{scored} scored"
+    why = next(iter(counts)) if len(counts) == 1 else ", ".join(f"{cause} {n}" for cause, n in counts.items())
+    return f"{scored} scored, {total} left out ({why})"

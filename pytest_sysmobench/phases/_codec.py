@@ -1,0 +1,299 @@
+"""A mapping made executable: canonical states of the traces written as spec states in TLA+,
+the spec variables a mapping leaves out started at their initial values, and the mapping
+checked against every traced state before a phase trusts it.  P3 checks its windows through
+it; P4 checks it before its templates judge the spec through the mapping.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Mapping as TMapping, Sequence
+
+from ..cache import digest
+from ..mapping import CANON, ActionCall, Mapping
+from ..tla import modules
+from ..tla.cfg import Config, Section
+from ..tla.expressions import indented
+from ..tla.messages import TlcResult, Verdict
+from ..tla.values import format_value, record_literal, tla_literal
+from ..traces import Corpus
+from . import _work
+from ._context import CellContext
+
+BUDGET_S = 60.0
+#: A spec variable that the mapping leaves out starts each window at one of its initial values;
+#: a spec with more initial values than this must map it.
+MAX_DEFAULT_VALUES = 16
+
+
+class MappingProblem(Exception):
+    """The mapping cannot be used at all with this spec (the submission's failure, scored 0)."""
+
+
+@dataclass(frozen=True)
+class Codec:
+    """The spec side of a mapping: how a canonical state becomes spec states in TLA+.
+
+    States are written as records (a field per directly translated spec variable, plus the
+    canonical state itself under ``canon`` when an expression needs it), gathered in a tuple
+    and indexed by window or step, so each check costs a constant number of evaluations
+    however many windows there are.
+    """
+
+    mapping: Mapping
+    spec_variables: tuple[str, ...]
+    defaults: tuple[tuple[str, str], ...] = ()  # spec variable -> TLA+ set of its initial values
+    #: Where the mapping came from when an evaluator model proposed it (its name and token use).
+    provenance: TMapping[str, Any] = field(default_factory=dict)
+    #: Trace states (as record literals) with no spec state that maps back onto them, and why.
+    lost: frozenset[str] = frozenset()
+    lost_reason: str = ""
+    _memo: dict[int, tuple[TMapping[str, Any], str]] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def uses_canon(self) -> bool:
+        m = self.mapping
+        return bool(m.state or m.filters() or m.internal
+                    or any(c.args is not None or c.exists for a in m.actions for c in a.calls))
+
+    def record(self, state: TMapping[str, Any]) -> str:
+        # A state is written for the window before it, the window after it and its whole trace:
+        # write it once (trace states live as long as the corpus, so their ids are stable).
+        memo = self._memo
+        key = id(state)
+        hit = memo.get(key)
+        if hit is not None and hit[0] is state:
+            return hit[1]
+        text = self._record(state)
+        memo[key] = (state, text)
+        return text
+
+    def _record(self, state: TMapping[str, Any]) -> str:
+        fields = [f"{s.var} |-> {s.translate.canonical_to_spec(state[s.translate.canonical])}"
+                  for s in self.mapping.spec_state() if s.translate is not None]
+        if self.uses_canon:
+            fields.append(f"{CANON} |-> {record_literal(state)}")
+        return "[" + ", ".join(fields) + "]" if fields else "[sysmo_empty |-> TRUE]"
+
+    def definitions(self) -> list[str]:
+        defs = []
+        for s in self.mapping.state:
+            if s.eq is not None:
+                defs.append(f"SysmoState_{s.var}({CANON}) ==\n{indented(s.eq)}")
+            else:
+                defs.append(f"SysmoAmong_{s.var}({CANON}) ==\n{indented(s.among or '{}')}")
+        for f in self.mapping.filters():
+            defs.append(f"SysmoAbs_{f.canonical} ==\n{indented(f.spec_to_canonical())}")
+        for k, call in enumerate(self.mapping.internal):
+            defs.append(call_definition(f"SysmoInternal_{k}", call, ()))
+        return defs
+
+    def bind(self, record: str, primed: bool) -> list[str]:
+        """Conjuncts that set the spec state from a record: direct values first, then
+        expressions, then candidates and defaults, and only then the filters that read the bound
+        state back (an expression is never evaluated before what it reads).
+
+        Primed, they check a reached state, and only what can be observed: each canonical
+        variable must read back from it (a direct value, or a filter). The ``state`` entries say
+        how to *build* a spec state from a canonical one, which for a variable the traces cannot
+        see (a ring slot's stale entry, a history variable) is one choice among many; a step
+        that reaches another is still the step the system took."""
+        tick = "'" if primed else ""
+        parts = []
+        for s in self.mapping.spec_state():
+            if s.translate is not None:
+                parts.append(f"{s.var}{tick} = {record}.{s.var}")
+            elif s.eq is not None and not primed:
+                parts.append(f"{s.var} = SysmoState_{s.var}({record}.{CANON})")
+        if not primed:
+            parts += [f"{s.var} \\in SysmoAmong_{s.var}({record}.{CANON})" for s in self.mapping.state if s.among]
+            parts += [f"{var} \\in {values}" for var, values in self.defaults]
+        parts += [f"SysmoAbs_{f.canonical}{tick} = {record}.{CANON}.{f.canonical}" for f in self.mapping.filters()]
+        return parts
+
+    def uncovered(self) -> list[str]:
+        covered = {s.var for s in self.mapping.spec_state()}
+        return [v for v in self.spec_variables if v not in covered]
+
+
+def call_definition(name: str, call: ActionCall, params: Sequence[str]) -> str:
+    args = call.args if call.args is not None else tuple(params)
+    body = call.action + (f"({', '.join(args)})" if args else "")
+    for bound, values in reversed(call.exists):
+        body = f"\\E {bound} \\in ({values}) :\n    {body}"
+    head = f"{name}({', '.join([CANON, *params])})"
+    return f"{head} ==\n{indented(body)}"
+
+
+def conj(parts: Sequence[str], indent: str = "    ") -> str:
+    if not parts:
+        return "TRUE"
+    return f"\n{indent}/\\ ".join(parts)
+
+
+def tla_tuple(items: Sequence[str]) -> str:
+    return "<<\n    " + ",\n    ".join(items) + "\n>>"
+
+
+def constants_config(ctx: CellContext, mapping: Mapping, trace_constants: TMapping[str, Any]) -> Config:
+    """The spec's CONSTANT bindings, with the constants the traces fix set to the traces' values."""
+    spec_constants, _ = ctx.candidate.declared()
+    overrides: dict[str, str] = {}
+    for canonical, expr in mapping.constants:
+        if canonical in trace_constants and expr.strip() in spec_constants:
+            value = trace_constants[canonical]
+            text = "{" + ", ".join(tla_literal(v) for v in value) + "}" if isinstance(value, list) else tla_literal(value)
+            overrides[expr.strip()] = text
+    sections = []
+    for section in ctx.config().sections:
+        if section.canonical != "CONSTANT":
+            continue
+        kept = [line for line in section.body.split("\n") if _bound_name(line) not in overrides]
+        sections.append(Section(section.keyword, "\n".join(kept)))
+    if overrides:
+        sections.append(Section("CONSTANTS", "\n" + "\n".join(f"    {n} = {v}" for n, v in overrides.items()) + "\n"))
+    return Config("", tuple(sections))
+
+
+def _bound_name(line: str) -> str:
+    """The constant a cfg line binds (``N = 3`` or ``N <- Def``), else ''."""
+    text = line.strip()
+    for sep in ("<-", "="):
+        if sep in text:
+            return text.split(sep, 1)[0].strip()
+    return ""
+
+
+@dataclass(frozen=True)
+class CheckModule:
+    """A generated check module: its name, text, and the mark its successes print."""
+
+    name: str
+    text: str
+    mark: str
+
+
+def check_module(ctx: CellContext, name: str, body: str) -> CheckModule:
+    """The module with its verdict mark: keyed by everything it checks, so cacheable."""
+    mark = ctx.toolchain.cache.mark(name, body, ctx.spec_files())
+    return CheckModule(name, modules.module(name, body.replace("SYSMO_MARK", mark), (ctx.module, "TLC")), mark)
+
+
+def _states_module(ctx: CellContext, codec: Codec, name: str, states: Sequence[TMapping[str, Any]]) -> CheckModule:
+    body = "\n".join(codec.definitions()) + f"""
+VARIABLE sysmo_s
+SysmoStates == {tla_tuple([codec.record(state) for state in states])}
+SysmoInit ==
+    /\\ sysmo_s \\in 1..{len(states)}
+    /\\ {conj(codec.bind("SysmoStates[sysmo_s]", False))}
+    /\\ PrintT(<<"SYSMO_MARK", sysmo_s>>)
+SysmoStop == FALSE /\\ UNCHANGED sysmo_s"""
+    return check_module(ctx, name, body)
+
+
+def _init_values_module(ctx: CellContext, name: str, variables: Sequence[str]) -> CheckModule:
+    body = f"""SysmoStop == FALSE /\\ UNCHANGED <<{', '.join(variables)}>>
+SysmoDump == PrintT(<<"SYSMO_MARK", <<{', '.join(variables)}>>>>)"""
+    return check_module(ctx, name, body)
+
+
+def run_check(ctx: CellContext, job: str, module: CheckModule, config: Config, init: str, next_: str,
+         invariants: Sequence[str] = ()) -> TlcResult:
+    cfg = config.with_section("INIT", [init]).with_section("NEXT", [next_])
+    if invariants:
+        cfg = cfg.with_section("INVARIANT", list(invariants))
+    return ctx.tlc(ctx.job_dir("conformance", job),
+                   {**ctx.spec_files(), f"{module.name}.tla": module.text, f"{module.name}.cfg": cfg.render()},
+                   module.name, ["-config", f"{module.name}.cfg", "-workers", "1", "-deadlock"], BUDGET_S).result
+
+
+def marked_ids(result: TlcResult, mark: str) -> set[int]:
+    return {v[1] for v in _work.marked(result, mark)
+            if isinstance(v, tuple) and len(v) == 2 and v[0] == mark and isinstance(v[1], int)}
+
+
+def mapping_fault(result: TlcResult, module: str) -> str | None:
+    """An error raised inside the generated module's own (mapping) expressions, or a module the
+    mapping made unparsable: the mapping's fault, not the spec's."""
+    if result.verdict is Verdict.PARSE_ERROR:
+        return f"the mapping does not fit the spec: {result.summary()}"
+    if result.verdict in (Verdict.EVAL_ERROR, Verdict.ASSERT_FAILED, Verdict.UNKNOWN) and result.positions:
+        if result.positions[-1].module == module:
+            return f"error in a mapping expression: {result.summary()}"
+    if result.verdict in (Verdict.EVAL_ERROR,) and not result.positions and result.location is not None \
+            and result.location.module == module:
+        return f"error in a mapping expression: {result.summary()}"
+    return None
+
+
+def _defaults(ctx: CellContext, codec: Codec, config: Config) -> Codec:
+    """Start values for the spec variables the mapping leaves out: their initial values."""
+    missing = codec.uncovered()
+    if not missing:
+        return codec
+    module = _init_values_module(ctx, f"{ctx.module}_SysmoInitValues", missing)
+    result = run_check(ctx, "init-values", module, config, "Init", "SysmoStop", ["SysmoDump"])
+    if result.verdict is not Verdict.OK:
+        raise MappingProblem(f"spec variable(s) {', '.join(missing)} have no mapping, and their initial values could "
+                             f"not be read from the spec's Init: {result.summary()}")
+    seen: list[set[str]] = [set() for _ in missing]
+    for value in _work.marked(result, module.mark):
+        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], tuple) and len(value[1]) == len(missing):
+            for k, item in enumerate(value[1]):
+                seen[k].add(format_value(item))
+    for var, values in zip(missing, seen):
+        if not values or len(values) > MAX_DEFAULT_VALUES:
+            raise MappingProblem(f"spec variable {var} has no mapping and {len(values)} initial values "
+                                 f"(at most {MAX_DEFAULT_VALUES} are tried): give it under 'state' in the mapping")
+    defaults = tuple((var, "{" + ", ".join(sorted(values)) + "}") for var, values in zip(missing, seen))
+    return dataclasses.replace(codec, defaults=defaults)
+
+
+def _check_mapping(ctx: CellContext, codec: Codec, config: Config, corpus: Corpus) -> Codec:
+    """Which states of the traces give no spec state that maps back onto them (the windows
+    through them are steps the spec cannot take)."""
+    if not codec.mapping.needs_check:
+        return codec
+    states: dict[str, TMapping[str, Any]] = {}
+    for trace in corpus.traces:
+        for state in trace.states:
+            states.setdefault(record_literal(state), state)
+    ordered = list(states.values())
+    keys = list(states)
+    module = _states_module(ctx, codec, f"{ctx.module}_SysmoMapCheck", ordered)
+    result = run_check(ctx, "mapping-check", module, config, "SysmoInit", "SysmoStop")
+    fault = mapping_fault(result, module.name)
+    if fault is None and result.verdict not in (Verdict.OK, Verdict.VACUOUS):
+        fault = f"the mapping could not be checked against the traces: {result.summary()}"
+    if fault is not None:
+        return dataclasses.replace(codec, lost=frozenset(keys), lost_reason=fault)
+    found = marked_ids(result, module.mark)
+    lost = [i for i in range(1, len(ordered) + 1) if i not in found]
+    if not lost:
+        return codec
+    reason = (f"{len(lost)} of {len(ordered)} trace states have no spec state that maps back onto them; "
+              f"first: {keys[lost[0] - 1][:600]}")
+    return dataclasses.replace(codec, lost=frozenset(keys[i - 1] for i in lost), lost_reason=reason)
+
+
+def prepare_codec(ctx: CellContext, mapping: Mapping, corpus: Corpus,
+                  provenance: TMapping[str, Any] | None = None) -> tuple[Codec, Config]:
+    """The mapping made ready for checks (defaults read, checked against the traces), or raise
+    MappingProblem.  P4 calls this too before it trusts a mapping; the work is done once per
+    spec, mapping and corpus in a process, cache or no cache."""
+    key = digest(sorted(ctx.spec_files().items()), ctx.candidate.cfg, repr(mapping), corpus.sha256)
+    memo = ctx.toolchain.memo
+    if key not in memo:
+        try:
+            _, spec_variables = ctx.candidate.declared()
+            config = constants_config(ctx, mapping, corpus.constants)
+            codec = _defaults(ctx, Codec(mapping, tuple(spec_variables)), config)
+            memo[key] = (_check_mapping(ctx, codec, config, corpus), config)
+        except MappingProblem as exc:
+            memo[key] = exc
+    found = memo[key]
+    if isinstance(found, MappingProblem):
+        raise found
+    codec, config = found
+    return dataclasses.replace(codec, provenance=dict(provenance or {})), config

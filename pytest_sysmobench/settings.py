@@ -1,0 +1,13 @@
+"""What a user names on the command line or in a file, and its default: read by the pytest
+plugin before (and without) loading the benchmark, and by the modules that act on it."""
+
+from __future__ import annotations
+
+#: How models are asked for a spec (``--sysmobench-method``).
+METHODS: tuple[str, ...] = ("direct", "translate", "traces")
+DEFAULT_METHOD = "direct"
+#: Where the leaderboard, the run folders and the cache go, under the rootdir.
+DEFAULT_OUTPUT = ".sysmobench"
+#: The model configuration: this file in the rootdir, or the file this variable names.
+CONFIG_FILE = "sysmobench-models.yaml"
+CONFIG_ENV = "SYSMOBENCH_MODEL_CONFIG"
