@@ -139,3 +139,23 @@ def test_answers_in_the_wrong_language_are_classed_as_such(scorer: Scorer, tmp_p
     text = text.replace("MutexHolds ≜", "MutexHolds ≜ ∎")
     result = scorer.cell(TASK, _replay(tmp_path, text)).result("syntax")
     assert result.details.get("failure_class") == klass, result.reason
+
+
+def test_pluscals_terminating_step_is_not_an_action_to_cover(scorer: Scorer, tmp_path: Path) -> None:
+    """PlusCal's translator adds ``Terminating`` (stutter once every process is done); threads
+    that loop forever never enable it, so P2 leaves it out of coverage instead of charging it."""
+    reference = ROOT / "tasks" / "spin" / "reference"
+    text = (reference / "Spin.tla").read_text()
+    text = text.replace("Next ==\n    \\E t \\in Threads :", "ProcSet == Threads\n\n"
+                        'Terminating == /\\ \\A self \\in ProcSet: pc[self] = "Done"\n'
+                        "               /\\ UNCHANGED vars\n\n"
+                        "Next ==\n    \\/ Terminating\n    \\/ \\E t \\in Threads :", 1)
+    assert "\\/ Terminating" in text
+    source = _replay(tmp_path, text)
+    for name in ("Spin.cfg", "mapping.yaml"):
+        (tmp_path / "spin" / name).write_text((reference / name).read_text())
+    result = scorer.cell(TASK, source).result("runtime")
+    assert result.status is Status.PASSED and result.score == 1.0, result.reason
+    assert result.details["not_covered"] == ["Terminating"]
+    assert "Terminating" not in result.details["actions"]
+
