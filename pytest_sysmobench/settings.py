@@ -8,6 +8,10 @@ METHODS: tuple[str, ...] = ("direct", "translate", "traces")
 DEFAULT_METHOD = "direct"
 #: Where the leaderboard, the run folders and the cache go, under the rootdir.
 DEFAULT_OUTPUT = ".sysmobench"
+#: The SANY/TLC verdict cache's folder, when it is not ``<output>/cache``: one cache for several
+#: output folders, or one kept between CI runs (verdicts are keyed by everything that decides
+#: them, so a shared cache never answers for different inputs).
+CACHE_ENV = "SYSMOBENCH_CACHE"
 #: The model configuration: this file in the rootdir, or the file this variable names.
 CONFIG_FILE = "sysmobench-models.yaml"
 CONFIG_ENV = "SYSMOBENCH_MODEL_CONFIG"

@@ -55,7 +55,7 @@ def test_capture_writes_valid_traces_with_every_action(fresh: tuple[Task, Path])
 
 def test_reference_conforms_to_fresh_traces_and_conformance_mutants_do_not(fresh: tuple[Task, Path], tmp_path: Path) -> None:
     task, out = fresh
-    with Scorer(tmp_path, use_cache=False, traces_dir=out) as scorer:
+    with Scorer(tmp_path, traces_dir=out) as scorer:
         reference = scorer.cell(task, ReferenceSource()).result("conformance")
         assert reference.status is Status.PASSED, reference.reason
         assert reference.details["window_pass_rate"] == 1.0

@@ -45,7 +45,7 @@ SPECS = [pytest.param(flavour, task, id=f"{flavour}-{task}", marks=[pytest.mark.
 
 @pytest.fixture(scope="module")
 def scorer(tmp_path_factory: pytest.TempPathFactory) -> Scorer:
-    with Scorer(tmp_path_factory.mktemp("foreign"), use_cache=False, traces_dir=TRACES) as scorer:
+    with Scorer(tmp_path_factory.mktemp("foreign"), traces_dir=TRACES) as scorer:
         yield scorer
 
 

@@ -21,7 +21,7 @@ MUTANTS = [(task, mutant) for task in TASKS.tasks for mutant in task.mutants]
 
 @pytest.fixture(scope="module")
 def scorer(tmp_path_factory: pytest.TempPathFactory) -> Scorer:
-    with Scorer(tmp_path_factory.mktemp("mutants"), use_cache=False, traces_dir=ROOT / "data" / "traces") as scorer:
+    with Scorer(tmp_path_factory.mktemp("mutants"), traces_dir=ROOT / "data" / "traces") as scorer:
         yield scorer
 
 

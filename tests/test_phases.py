@@ -19,7 +19,7 @@ TASK = load_task(ROOT / "tasks" / "spin")
 
 @pytest.fixture(scope="module")
 def scorer(tmp_path_factory: pytest.TempPathFactory) -> Scorer:
-    with Scorer(tmp_path_factory.mktemp("phases"), use_cache=False) as scorer:
+    with Scorer(tmp_path_factory.mktemp("phases")) as scorer:
         yield scorer
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from pytest_sysmobench.settings import CACHE_ENV
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -37,7 +39,8 @@ def _comparable(board: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def test_reference_run_writes_the_leaderboard_and_caches(bench: pytest.Pytester) -> None:
+def test_reference_run_writes_the_leaderboard_and_caches(bench: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(CACHE_ENV, raising=False)  # its own cache, cold: the first run must run the tools
     result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3, skipped=1)
     # No traces here: P3 is skipped, has no score, and the cell no composite (nothing stands in as 0).

@@ -84,7 +84,7 @@ def test_loader_raises_only_trace_errors(tmp_path_factory: pytest.TempPathFactor
 
 @pytest.fixture(scope="module")
 def scorer(tmp_path_factory: pytest.TempPathFactory) -> Scorer:
-    with Scorer(tmp_path_factory.mktemp("p3"), use_cache=False) as scorer:
+    with Scorer(tmp_path_factory.mktemp("p3")) as scorer:
         yield scorer
 
 

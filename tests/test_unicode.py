@@ -140,7 +140,7 @@ def test_a_unicode_rendering_reads_back_with_the_same_parse(reference: Path, dat
 
 @pytest.fixture(scope="module")
 def scorer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scorer]:
-    with Scorer(tmp_path_factory.mktemp("unicode"), use_cache=False) as scorer:
+    with Scorer(tmp_path_factory.mktemp("unicode")) as scorer:
         yield scorer
 
 
