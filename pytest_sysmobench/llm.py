@@ -27,9 +27,11 @@ def _litellm() -> Any:
     """litellm, imported on first use; it must never fetch its model price map from the
     network, and it reads that setting once, at its import."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    litellm = _litellm()
+    import litellm
 
     return litellm
+
+
 _GENERATION_KEYS = ("temperature", "max_tokens", "top_p", "seed", "reasoning_effort")
 
 
