@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping
 
 from ..record import CellId
 from ..scoring import PHASE_TABLE, PHASES, phase_of
-from .charges import cell_charge, charge_of
+from .charges import cell_charge, charge_of, phase_charges
 
 COMPOSITE = "composite"
 _PHASE_NAMES = {n for p in PHASE_TABLE for n in (p.name, p.marker)}
@@ -160,7 +160,7 @@ class Baseline:
         phases = (cell or {}).get("phases") or {}
         if cell is None or (phase != COMPOSITE and phase not in phases):
             return None
-        return cell_charge(phases)[1] if phase == COMPOSITE else charge_of(phases[phase])[1]
+        return cell_charge(phase_charges(phases))[1] if phase == COMPOSITE else charge_of(phases[phase])[1]
 
     def has(self, task: str, model: str, sample: int, phase: str) -> bool:
         cell = self._cell(task, model, sample)

@@ -35,7 +35,7 @@ from ..scoring import (
     phase_of,
 )
 from . import html as html_report
-from .charges import cell_charge, charge_of, charge_of_cell
+from .charges import cell_charge, charge_of, charge_of_cell, phase_charges
 
 SCHEMA = 2
 
@@ -82,7 +82,7 @@ def _cells(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for key in sorted(grouped):
         cell = grouped[key]
         cell["phases"] = {p: cell["phases"][p] for p in PHASES if p in cell["phases"]}
-        cell["charged_to"], cell["cause"] = cell_charge(cell["phases"])
+        cell["charged_to"], cell["cause"] = cell_charge(phase_charges(cell["phases"]))
         # A cell the benchmark could not score in full has no composite: a phase not run (-m p4)
         # or without a score is unknown, never a 0.
         cell["composite"] = _composite(cell["phases"]) if _is_spec(cell) else None
@@ -175,7 +175,8 @@ def _models(cells: list[dict[str, Any]], groups: list[dict[str, Any]]) -> list[d
         row["pass_at_k"] = _mean_pass_at_k(per_task)
         if any(c.get("generation") or c.get("evaluator") for c in mine):
             row["usage"] = _spend(mine)
-        row["failure_classes"] = failures.counts(mine)
+        row["failure_classes"] = failures.counts((p, r["failure_class"]) for c in mine for p, r in c["phases"].items()
+                                                 if r.get("failure_class"))
         rows.append(row)
     return sorted(rows, key=lambda r: (r["composite"] is None, -(r["composite"] or 0.0), r["model"]))
 

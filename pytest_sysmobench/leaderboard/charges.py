@@ -40,14 +40,14 @@ def _cause_of(result: Mapping[str, Any]) -> str:
     return default_cause(status).value
 
 
-def cell_charge(phases: Mapping[str, Any]) -> tuple[str, str | None]:
+def cell_charge(phases: Mapping[str, tuple[str, str | None]]) -> tuple[str, str | None]:
     """A cell is the spec's only when every phase ran and is the spec's; else the first phase in
-    phase order that is not says why (one cause per cell, so that the counts add up to cells)."""
+    phase order that is not says why (one cause per cell, so that the counts add up to cells).
+    ``phases`` holds each phase's charge, as ``charge_of`` reads it."""
     for phase in PHASES:
-        result = phases.get(phase)
-        if not isinstance(result, Mapping):
+        if phase not in phases:
             return Charge.BENCHMARK.value, Cause.NOT_RUN.value
-        charged_to, cause = charge_of(result)
+        charged_to, cause = phases[phase]
         if charged_to == Charge.BENCHMARK.value:
             return charged_to, cause
     return Charge.SPEC.value, None
@@ -57,8 +57,13 @@ def charge_of_cell(cell: Mapping[str, Any]) -> tuple[str, str | None]:
     """A cell's charge as its board says, or derived for a board written before cells had one."""
     if cell.get("charged_to") in (Charge.SPEC.value, Charge.BENCHMARK.value):
         return str(cell["charged_to"]), cell.get("cause")
-    phases = cell.get("phases")
-    return cell_charge(phases if isinstance(phases, Mapping) else {})
+    return cell_charge(phase_charges(cell.get("phases")))
+
+
+def phase_charges(phases: Any) -> dict[str, tuple[str, str | None]]:
+    """Each phase's charge, of the phases a board's cell holds as results."""
+    given = phases if isinstance(phases, Mapping) else {}
+    return {phase: charge_of(result) for phase, result in given.items() if isinstance(result, Mapping)}
 
 
 def charges_line(row: Mapping[str, Any]) -> str:
