@@ -51,28 +51,3 @@ def cell_charge(phases: Mapping[str, tuple[str, str | None]]) -> tuple[str, str 
         if charged_to == Charge.BENCHMARK.value:
             return charged_to, cause
     return Charge.SPEC.value, None
-
-
-def charge_of_cell(cell: Mapping[str, Any]) -> tuple[str, str | None]:
-    """A cell's charge as its board says, or derived for a board written before cells had one."""
-    if cell.get("charged_to") in (Charge.SPEC.value, Charge.BENCHMARK.value):
-        return str(cell["charged_to"]), cell.get("cause")
-    return cell_charge(phase_charges(cell.get("phases")))
-
-
-def phase_charges(phases: Any) -> dict[str, tuple[str, str | None]]:
-    """Each phase's charge, of the phases a board's cell holds as results."""
-    given = phases if isinstance(phases, Mapping) else {}
-    return {phase: charge_of(result) for phase, result in given.items() if isinstance(result, Mapping)}
-
-
-def charges_line(row: Mapping[str, Any]) -> str:
-    """'10 scored, 1 left out (system_unavailable)': what a model's means are over, and why the
-    rest is not in them."""
-    scored = int(row.get("scored_cells") or 0)
-    counts = row.get("left_out") if isinstance(row.get("left_out"), Mapping) else {}
-    total = sum(int(n) for n in counts.values())
-    if not total:
-        return f"{scored} scored"
-    why = next(iter(counts)) if len(counts) == 1 else ", ".join(f"{cause} {n}" for cause, n in counts.items())
-    return f"{scored} scored, {total} left out ({why})"
