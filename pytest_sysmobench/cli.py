@@ -7,11 +7,14 @@ import json
 import sys
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from . import __version__
 from .settings import DEFAULT_METHOD, METHODS
 from .tasks import load_tasks
+
+if TYPE_CHECKING:
+    from .leaderboard.records import Board
 
 DOCTOR_SPEC = """---- MODULE SysmoDoctor ----
 EXTENDS Naturals, SequencesExt
@@ -161,14 +164,14 @@ def _board_path(raw: str) -> Path:
     return path / "leaderboard.json" if path.is_dir() else path
 
 
-def _board_at(raw: str) -> dict:
+def _board_at(raw: str) -> Board:
     """A leaderboard given as its JSON file, a run folder or an output folder."""
     from .leaderboard.baseline import BaselineError
     from .leaderboard.board import read
 
     path = _board_path(raw)
     board = read(path)
-    if board is None or not isinstance(board.get("cells"), list):
+    if board is None:
         raise BaselineError(f"{path}: not a leaderboard")
     return board
 
@@ -184,8 +187,8 @@ def leaderboard_bless(args: argparse.Namespace) -> int:
         return 2
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out, json.dumps(blessed, indent=2) + "\n")
-    print(f"blessed {len(blessed['cells'])} cells from {', '.join(map(str, blessed['blessed_from']))} into {out}")
+    atomic_write_text(out, json.dumps(blessed.to_json(), indent=2) + "\n")
+    print(f"blessed {len(blessed.cells)} cells from {', '.join(blessed.blessed_from or ())} into {out}")
     return 0
 
 
@@ -221,14 +224,14 @@ def leaderboard_merge(args: argparse.Namespace) -> int:
     except BaselineError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    merged: dict | None = None
+    merged: Board | None = None
     for board in boards:
         merged = merge(merged, board)
     assert merged is not None
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out, json.dumps(merged, indent=2) + "\n")
-    print(f"merged {len(boards)} boards ({len(merged['cells'])} cells) into {out}")
+    atomic_write_text(out, json.dumps(merged.to_json(), indent=2) + "\n")
+    print(f"merged {len(boards)} boards ({len(merged.cells)} cells) into {out}")
     return 0
 
 
@@ -246,7 +249,7 @@ def leaderboard_html(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else _board_path(args.source).with_suffix(".html")
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, render(board))
-    print(f"wrote {out} ({len(board['cells'])} cells)")
+    print(f"wrote {out} ({len(board.cells)} cells)")
     return 0
 
 

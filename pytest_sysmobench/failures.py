@@ -75,13 +75,10 @@ def invariants_class(failed: Iterable[Mapping[str, Any]], spec: str) -> str:
     return "evaluation_error" if failed else "other"
 
 
-def counts(cells: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
-    """{phase: {class: count}} over the failed phases of some cells."""
+def counts(failed: Iterable[tuple[str, str]]) -> dict[str, dict[str, int]]:
+    """{phase: {class: count}} over the (phase, class) of some failed phases."""
     found: dict[str, dict[str, int]] = {}
-    for cell in cells:
-        for phase, result in (cell.get("phases") or {}).items():
-            klass = result.get("failure_class")
-            if klass:
-                found.setdefault(phase, {})
-                found[phase][klass] = found[phase].get(klass, 0) + 1
+    for phase, klass in failed:
+        found.setdefault(phase, {})
+        found[phase][klass] = found[phase].get(klass, 0) + 1
     return {p: dict(sorted(c.items())) for p, c in sorted(found.items())}

@@ -25,7 +25,7 @@ def _board(scores: dict[tuple[str, str], float], run_id: str = "r1") -> dict[str
     records = [{"task": task, "model": "m", "sample": 0, "phase": phase, "score": score,
                 "status": "passed" if score == 1.0 else "failed", "reason": ""}
                for (task, phase), score in scores.items()]
-    return report.build(records, {"jar_sha256": "a"}, run_id)
+    return report.build(records, {"jar_sha256": "a"}, run_id).to_json()
 
 
 def test_tolerance_reads_one_number_or_phases_and_composite() -> None:
@@ -59,7 +59,7 @@ def test_compare_names_every_changed_cell_and_markdown_reports_it() -> None:
 
 def test_bless_refuses_an_interrupted_board_and_records_its_runs() -> None:
     board = _board({("spin", p): 1.0 for p in PHASES})
-    assert bless(board)["blessed_from"] == ["r1"] and "tool_runs" not in bless(board)
+    assert bless(board).to_json()["blessed_from"] == ["r1"] and "tool_runs" not in bless(board).to_json()
     with pytest.raises(BaselineError, match="interrupted"):
         bless({**board, "interrupted": True})
 
@@ -97,7 +97,7 @@ def _unavailable(task: str, run_id: str = "r2", model: str = "m") -> dict[str, A
     records = [{"task": task, "model": model, "sample": 0, "phase": p, "score": None, "status": "skipped",
                 "reason": "unavailable offline: gone", "charged_to": "benchmark", "cause": "system_unavailable"}
                for p in PHASES]
-    return report.build(records, {"jar_sha256": "a"}, run_id)
+    return report.build(records, {"jar_sha256": "a"}, run_id).to_json()
 
 
 def test_the_gate_reads_the_charge_not_the_status() -> None:
@@ -141,7 +141,7 @@ def test_cli_compare_names_what_was_left_out_and_does_not_fail_on_it(tmp_path: P
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     a.write_text(json.dumps(_board({**{("curp", p): 1.0 for p in PHASES}, **{("spin", p): 1.0 for p in PHASES}})))
-    b.write_text(json.dumps(report.merge(_board({("spin", p): 1.0 for p in PHASES}), _unavailable("curp"))))
+    b.write_text(json.dumps(report.merge(_board({("spin", p): 1.0 for p in PHASES}), _unavailable("curp")).to_json()))
     assert cli(["leaderboard", "compare", str(a), str(b)]) == 0
     out = capsys.readouterr().out
     assert "curp/m invariants: left out (system_unavailable), charged to the benchmark, not a pass of the spec" in out
@@ -174,7 +174,7 @@ def _baseline_for(bench: pytest.Pytester, model: str, scores: dict[str, float], 
                 "status": "passed" if s == 1.0 else "failed", "reason": ""}
                for p, s in {**scores, "conformance": 1.0}.items()]
     path = bench.path / "baseline.json"
-    path.write_text(json.dumps(bless(report.build(records, provenance, "blessed-run"))))
+    path.write_text(json.dumps(bless(report.build(records, provenance, "blessed-run")).to_json()))
     return path
 
 
@@ -211,7 +211,7 @@ def test_a_cell_left_out_now_is_listed_with_its_cause_and_does_not_fail_the_gate
     records = [{"task": t, "model": "reference", "sample": 0, "phase": p, "score": 1.0, "status": "passed", "reason": ""}
                for t in ("spin", "curp") for p in PHASES]
     baseline = bench.path / "baseline.json"
-    baseline.write_text(json.dumps(bless(report.build(records, {}, "blessed-run"))))
+    baseline.write_text(json.dumps(bless(report.build(records, {}, "blessed-run")).to_json()))
     result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-baseline", str(baseline))
     result.assert_outcomes(passed=4, skipped=4)
     assert result.ret == pytest.ExitCode.OK

@@ -81,9 +81,9 @@ def _numbers(board: dict[str, Any]) -> dict[str, Any]:
 @given(_cells(spec_cells, 0, 6), _cells(benchmark_cells, 100, 6), st.randoms(use_true_random=False))
 def test_cells_charged_to_the_benchmark_never_move_a_mean_best_of_k_or_pass_at_k(
         spec: list[dict[str, Any]], benchmark: list[dict[str, Any]], rng: random.Random) -> None:
-    alone = report.build(spec, {}, "run")
+    alone = report.build(spec, {}, "run").to_json()
     mixed = rng.sample([*spec, *benchmark], len(spec) + len(benchmark))
-    together = report.build(mixed, {}, "run")
+    together = report.build(mixed, {}, "run").to_json()
     before, after = _numbers(alone), _numbers(together)
     assert after["scored_cells"] == before["scored_cells"]
     for model, numbers in before["rows"].items():
@@ -104,7 +104,7 @@ def test_cells_charged_to_the_benchmark_never_move_a_mean_best_of_k_or_pass_at_k
 def test_a_partial_run_counts_the_phases_it_ran_but_gives_no_composite() -> None:
     """-m p4: the P4 scores are means of their own; the cells have no composite (``not_run``)."""
     records = [_record("spin", "a", k, "invariants", "passed" if k else "failed", 1.0 if k else 0.5) for k in range(3)]
-    board = report.build(records, {}, "run")
+    board = report.build(records, {}, "run").to_json()
     (row,) = board["models"]
     assert row["invariants"] == pytest.approx(2.5 / 3) and row["syntax"] is None
     assert row["composite"] is None and row["left_out"] == {"not_run": 3}
@@ -120,9 +120,9 @@ def _row(board: dict[str, Any], model: str) -> dict[str, Any] | None:
 def test_a_cell_the_spec_scored_0_lowers_or_keeps_every_mean(
         spec: list[dict[str, Any]], benchmark: list[dict[str, Any]], model: str, task: str) -> None:
     """What the spec could not do (P1 failed, the rest blocked) is counted, as a 0, never left out."""
-    before = report.build([*spec, *benchmark], {}, "run")
+    before = report.build([*spec, *benchmark], {}, "run").to_json()
     zero = [_record(task, model, 50, p, "failed" if p == "syntax" else "blocked", 0.0) for p in PHASES]
-    after = report.build([*spec, *benchmark, *zero], {}, "run")
+    after = report.build([*spec, *benchmark, *zero], {}, "run").to_json()
     old, new = _row(before, model), _row(after, model)
     assert new is not None and new["scored_cells"] == (old["scored_cells"] if old else 0) + 1
     assert new["composite"] is not None and all(new[p] is not None for p in PHASES)
@@ -140,7 +140,8 @@ def test_a_phase_the_spec_scored_0_instead_lowers_or_keeps_the_means(
     """A spec cannot gain by a phase at 0 (what an outcome the spec caused now scores)."""
     target = rng.choice([r for r in spec if r["phase"] == phase])
     zeroed = [{**r, "score": 0.0, "status": "failed"} if r is target else r for r in spec]
-    before, after = report.build([*spec, *benchmark], {}, "run"), report.build([*zeroed, *benchmark], {}, "run")
+    before, after = (report.build([*spec, *benchmark], {}, "run").to_json(),
+                     report.build([*zeroed, *benchmark], {}, "run").to_json())
     old, new = _row(before, target["model"]), _row(after, target["model"])
     assert old is not None and new is not None and new["scored_cells"] == old["scored_cells"]
     assert new["composite"] <= old["composite"] and new[phase] <= old[phase]
@@ -178,7 +179,7 @@ def test_a_recorded_charge_and_cause_are_kept_and_a_cause_that_is_none_is_derive
 
 
 def test_a_phase_not_run_leaves_the_cell_out_as_not_run_and_the_first_unscored_phase_names_the_cause() -> None:
-    only_p4 = report.build([_record("spin", "m", 0, "invariants", "passed", 1.0)], {}, "run")
+    only_p4 = report.build([_record("spin", "m", 0, "invariants", "passed", 1.0)], {}, "run").to_json()
     (cell,) = only_p4["cells"]
     assert (cell["charged_to"], cell["cause"], cell["composite"]) == ("benchmark", "not_run", None)
     assert cell["phases"]["invariants"]["charged_to"] == "spec" and cell["phases"]["invariants"]["cause"] is None
@@ -188,7 +189,7 @@ def test_a_phase_not_run_leaves_the_cell_out_as_not_run_and_the_first_unscored_p
                _record("spin", "m", 0, "conformance", "skipped", None, "skipped: no traces for task spin",
                        charged_to="benchmark", cause="no_traces"),
                _record("spin", "m", 0, "invariants", "blocked", None, "blocked by conformance", cause="upstream_unscored")]
-    (cell,) = report.build(records, {}, "run")["cells"]
+    (cell,) = report.build(records, {}, "run").to_json()["cells"]
     assert (cell["charged_to"], cell["cause"]) == ("benchmark", "no_traces")
 
 
@@ -204,7 +205,7 @@ def _curp_beside_perfect_references() -> list[dict[str, Any]]:
 
 
 def test_a_task_unavailable_offline_is_left_out_of_pass_at_k_not_counted_as_a_failed_sample() -> None:
-    board = report.build(_curp_beside_perfect_references(), {}, "run")
+    board = report.build(_curp_beside_perfect_references(), {}, "run").to_json()
     (row,) = board["models"]
     assert row["pass_at_k"] == {p: {"1": 1.0} for p in PHASES}
     assert (row["composite"], row["best_of_k"], row["scored_cells"], row["cells"]) == (1.0, 1.0, 10, 11)
@@ -215,7 +216,7 @@ def test_a_task_unavailable_offline_is_left_out_of_pass_at_k_not_counted_as_a_fa
     assert curp["pass_at_k"] == {p: {} for p in PHASES} and curp["left_out"] == {"system_unavailable": 1}
     (cell,) = [c for c in board["cells"] if c["task"] == "curp"]
     assert all(p["charged_to"] == "benchmark" and p["cause"] == "system_unavailable" for p in cell["phases"].values())
-    assert charges.charges_line(row) == "10 scored, 1 left out (system_unavailable)"
+    assert report.charges_line(row) == "10 scored, 1 left out (system_unavailable)"
 
 
 def test_the_committed_baseline_read_again_gives_pass_at_1_of_one() -> None:
@@ -230,7 +231,7 @@ def test_the_committed_baseline_read_again_gives_pass_at_1_of_one() -> None:
             for phase in cell["phases"].values():
                 phase.pop(key, None)
     assert "charged_to" not in json.dumps(old["cells"])
-    board = report.build(report.records_of(old), {}, "again")
+    board = report.build(report.records_of(old), {}, "again").to_json()
     (row,) = board["models"]
     assert row["pass_at_k"] == {p: {"1": 1.0} for p in PHASES}
     assert row["left_out"] == {"system_unavailable": 1} and row["scored_cells"] == row["cells"] - 1
@@ -240,7 +241,7 @@ def test_charges_survive_records_of_and_merge() -> None:
     first = report.build(_curp_beside_perfect_references(), {}, "run-1")
     later = [_record("spin", "reference", 0, "conformance", "error", None, "harness error: disk full",
                      charged_to="benchmark", cause="harness_error")]
-    merged = report.merge(first, report.build(later, {}, "run-2"))
+    merged = report.merge(first, report.build(later, {}, "run-2")).to_json()
     spin = next(c for c in merged["cells"] if c["task"] == "spin")
     assert (spin["charged_to"], spin["cause"], spin["composite"]) == ("benchmark", "harness_error", None)
     assert spin["phases"]["conformance"]["cause"] == "harness_error"
@@ -248,7 +249,7 @@ def test_charges_survive_records_of_and_merge() -> None:
     assert curp["phases"]["syntax"]["cause"] == "system_unavailable"  # carried through, not derived again
     (row,) = merged["models"]
     assert row["left_out"] == {"harness_error": 1, "system_unavailable": 1} and row["scored_cells"] == 9
-    assert charges.charges_line(row) == "9 scored, 2 left out (harness_error 1, system_unavailable 1)"
+    assert report.charges_line(row) == "9 scored, 2 left out (harness_error 1, system_unavailable 1)"
     assert row["pass_at_k"]["invariants"] == {"1": 1.0}
 
 

@@ -61,7 +61,7 @@ def _hostile_board() -> dict[str, Any]:
     records += [_record("spin", HOSTILE, p, "blocked", 0.0, "blocked by syntax") for p in PHASES[1:]]
     records += [_record("mutex", "reference", p, "passed", 1.0) for p in PHASES[:3]]
     records += [_record("mutex", "reference", "invariants", "inconclusive", None, "inconclusive: budget")]
-    return report.build(records, {"jar_sha256": HOSTILE}, HOSTILE)
+    return report.build(records, {"jar_sha256": HOSTILE}, HOSTILE).to_json()
 
 
 def test_every_string_from_a_board_is_escaped_and_the_page_loads_nothing() -> None:
@@ -115,7 +115,7 @@ def _charged_board() -> dict[str, Any]:
                         cause="system_unavailable") for p in PHASES]
     records += [_record("mutex", "reference", p, "passed", 1.0) for p in ("syntax", "runtime", "invariants")]
     records += [_record("mutex", "reference", "conformance", "skipped", None, "skipped: no traces for task mutex")]
-    return report.build(records, {}, "run")
+    return report.build(records, {}, "run").to_json()
 
 
 def _text(fragment: str) -> str:

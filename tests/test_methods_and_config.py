@@ -169,7 +169,7 @@ def _records(passes: list[bool]) -> list[dict]:
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.booleans(), min_size=1, max_size=8))
 def test_leaderboard_pass_at_k_and_best_of_k(passes: list[bool]) -> None:
-    board = build(_records(passes), {}, "run")
+    board = build(_records(passes), {}, "run").to_json()
     group = board["tasks"][0]
     n, c = len(passes), sum(passes)
     assert group["samples"] == n
@@ -197,7 +197,7 @@ def test_evaluator_use_is_summed_per_cell_and_per_run(uses: list[tuple[int, str,
                 "details": {"evaluator": "judge", "evaluator_use": use}} for s, p, use in uses]
     records += [{"task": "spin", "model": "replay:x", "sample": s, "phase": "syntax", "status": "passed", "score": 1.0}
                 for s in range(4)]
-    board = build(records, {}, "run")
+    board = build(records, {}, "run").to_json()
     if not uses:
         assert "usage" not in board
         return

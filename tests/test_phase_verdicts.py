@@ -109,10 +109,10 @@ def test_model_means_leave_out_phases_that_have_no_score() -> None:
     records = [record(t, p, "passed", 1.0) for t in ("a", "b") for p in ("syntax", "runtime", "conformance")]
     records += [record("a", "invariants", "passed", 1.0), record("b", "invariants", "inconclusive", None)]
     records += [record("c", p, "not_evaluable", None) for p in ("syntax", "runtime", "conformance", "invariants")]
-    board = report.build(records, {}, "run")
+    board = report.build(records, {}, "run").to_json()
     row = board["models"][0]
     assert row["invariants"] == 1.0 and row["syntax"] == 1.0
-    board_none = report.build([record("c", "invariants", "inconclusive", None)], {}, "run")
+    board_none = report.build([record("c", "invariants", "inconclusive", None)], {}, "run").to_json()
     assert board_none["models"][0]["invariants"] is None
     assert "-" in report.table(board_none).splitlines()[-1]
 

@@ -149,16 +149,16 @@ def test_merging_boards_keeps_the_latest_result_of_every_cell_phase() -> None:
                 "score": score, "reason": ""}
 
     phases = ("syntax", "runtime", "conformance", "invariants")
-    first = report.build([record(t, p, 1.0) for t in ("spin", "etcd") for p in phases], {}, "run-1")
-    second = report.build([record("etcd", "invariants", 0.5)], {}, "run-2")
+    first = report.build([record(t, p, 1.0) for t in ("spin", "etcd") for p in phases], {}, "run-1").to_json()
+    second = report.build([record("etcd", "invariants", 0.5)], {}, "run-2").to_json()
     assert second["cells"][0]["composite"] is None and second["models"][0]["syntax"] is None
-    merged = report.merge(first, second)
+    merged = report.merge(first, second).to_json()
     cells = {c["task"]: c for c in merged["cells"]}
     assert cells["etcd"]["phases"]["invariants"]["score"] == 0.5 and cells["etcd"]["runs"] == ["run-1", "run-2"]
     assert cells["spin"]["runs"] == ["run-1"] and cells["spin"]["composite"] == 1.0
     assert cells["etcd"]["composite"] == round(0.65 + 0.35 * 0.5, 6)
     assert merged["runs"] == ["run-1", "run-2"]
-    assert report.merge({**first, "interrupted": True}, second) == second
+    assert report.merge({**first, "interrupted": True}, second).to_json() == second
 
 
 def test_the_leaderboard_counts_failure_classes_per_model(pytester: pytest.Pytester) -> None:

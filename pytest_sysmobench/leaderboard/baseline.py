@@ -10,6 +10,7 @@ pass of the spec, and listed as such.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from typing import Any, Iterable, Mapping
 
 from ..record import CellId
 from ..scoring import PHASE_TABLE, PHASES, phase_of
-from .charges import cell_charge, charge_of
+from .records import Board, CellRow, PhaseCell, as_board
 
 COMPOSITE = "composite"
 _PHASE_NAMES = {n for p in PHASE_TABLE for n in (p.name, p.marker)}
@@ -102,13 +103,12 @@ class Change:
         return f"{self.cell} {self.phase}: {what}: baseline {before}, now {after} (tolerance {tolerance.of(self.phase):g})"
 
 
-def scored(result: Mapping[str, Any] | None) -> float | None:
+def scored(result: PhaseCell | Mapping[str, Any] | None) -> float | None:
     """A phase result's score as the gate compares it: None when it is charged to the benchmark,
     which says nothing about the spec (a record without a charge is read as the board reads it)."""
-    if not isinstance(result, Mapping) or not result:
-        return None
-    charged_to, _ = charge_of(result)
-    return result.get("score") if charged_to == "spec" else None
+    if isinstance(result, Mapping):
+        result = PhaseCell.from_json(result)
+    return result.score if isinstance(result, PhaseCell) and result.is_spec else None
 
 
 def judge(before: float | None, after: float | None, tolerance: float) -> str:
@@ -125,8 +125,14 @@ def judge(before: float | None, after: float | None, tolerance: float) -> str:
 
 @dataclass(frozen=True)
 class Baseline:
-    board: Mapping[str, Any]
+    """A blessed board, and where it came from.  A board given as JSON is read as any board
+    from a file is."""
+
+    board: Board
     path: Path
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "board", as_board(self.board))
 
     @classmethod
     def load(cls, path: Path) -> Baseline:
@@ -140,43 +146,45 @@ class Baseline:
             raise BaselineError(f"baseline {path}: not a leaderboard (no 'cells')")
         if board.get("interrupted"):
             raise BaselineError(f"baseline {path}: the board of an interrupted run cannot be a baseline")
-        return cls(board, path)
+        return cls(Board.from_json(board), path)
 
-    def _cell(self, task: str, model: str, sample: int) -> Mapping[str, Any] | None:
-        return next((c for c in self.board["cells"]
-                     if (c.get("task"), c.get("model"), int(c.get("sample", 0))) == (task, model, sample)), None)
+    def _cell(self, task: str, model: str, sample: int) -> CellRow | None:
+        wanted = CellId(task, model, sample)
+        return next((c for c in self.board.cells if c.cell_id == wanted), None)
 
     def score(self, task: str, model: str, sample: int, phase: str) -> float | None:
         cell = self._cell(task, model, sample)
         if cell is None:
             return None
         if phase == COMPOSITE:
-            return cell.get("composite")
-        return scored((cell.get("phases") or {}).get(phase))
+            return cell.composite
+        return scored(cell.phases.get(phase))
 
     def cause(self, task: str, model: str, sample: int, phase: str) -> str | None:
         """Why the benchmark could not score a cell phase (or a cell, for the composite); None when it did."""
         cell = self._cell(task, model, sample)
-        phases = (cell or {}).get("phases") or {}
-        if cell is None or (phase != COMPOSITE and phase not in phases):
+        if cell is None:
             return None
-        return cell_charge(phases)[1] if phase == COMPOSITE else charge_of(phases[phase])[1]
+        if phase == COMPOSITE:
+            return cell.cause
+        result = cell.phases.get(phase)
+        return result.cause if result is not None else None
 
     def has(self, task: str, model: str, sample: int, phase: str) -> bool:
         cell = self._cell(task, model, sample)
-        return cell is not None and (phase == COMPOSITE or phase in (cell.get("phases") or {}))
+        return cell is not None and (phase == COMPOSITE or phase in cell.phases)
 
     def provenance_mismatches(self, provenance: Mapping[str, Any]) -> list[str]:
-        theirs = self.board.get("provenance") or {}
+        theirs = self.board.provenance
         return [f"{key}: baseline {theirs.get(key)!s:.20}, now {provenance.get(key)!s:.20}" for key in PROVENANCE_KEYS
                 if theirs.get(key) and provenance.get(key) and theirs.get(key) != provenance.get(key)]
 
 
-def compare(before: Mapping[str, Any], after: Mapping[str, Any], tolerance: Tolerance) -> list[Change]:
+def compare(before: Board | Mapping[str, Any], after: Board | Mapping[str, Any], tolerance: Tolerance) -> list[Change]:
     """Every cell phase and composite of either board, in a stable order."""
     base = Baseline(before, Path("-"))
     now = Baseline(after, Path("-"))
-    keys = sorted({(c["task"], c["model"], int(c.get("sample", 0))) for c in [*before["cells"], *after["cells"]]})
+    keys = sorted({(c.task, c.model, c.sample) for c in [*base.board.cells, *now.board.cells]})
     changes = []
     for task, model, sample in keys:
         for phase in (*PHASES, COMPOSITE):
@@ -227,10 +235,9 @@ def markdown(changes: list[Change], tolerance: Tolerance, before: str, after: st
     return "\n".join(lines) + "\n"
 
 
-def bless(board: Mapping[str, Any]) -> dict[str, Any]:
+def bless(board: Board | Mapping[str, Any]) -> Board:
     """A board made a baseline: complete runs only, volatile fields dropped."""
-    if board.get("interrupted"):
+    board = as_board(board)
+    if board.interrupted:
         raise BaselineError("the board of an interrupted run cannot be blessed")
-    kept = {k: v for k, v in board.items() if k not in ("tool_runs",)}
-    kept["blessed_from"] = board.get("runs") or [board.get("run_id")]
-    return kept
+    return dataclasses.replace(board, tool_runs=None, blessed_from=board.runs or (board.run_id,))

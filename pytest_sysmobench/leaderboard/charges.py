@@ -40,34 +40,14 @@ def _cause_of(result: Mapping[str, Any]) -> str:
     return default_cause(status).value
 
 
-def cell_charge(phases: Mapping[str, Any]) -> tuple[str, str | None]:
+def cell_charge(phases: Mapping[str, tuple[str, str | None]]) -> tuple[str, str | None]:
     """A cell is the spec's only when every phase ran and is the spec's; else the first phase in
-    phase order that is not says why (one cause per cell, so that the counts add up to cells)."""
+    phase order that is not says why (one cause per cell, so that the counts add up to cells).
+    ``phases`` holds each phase's charge, as ``charge_of`` reads it."""
     for phase in PHASES:
-        result = phases.get(phase)
-        if not isinstance(result, Mapping):
+        if phase not in phases:
             return Charge.BENCHMARK.value, Cause.NOT_RUN.value
-        charged_to, cause = charge_of(result)
+        charged_to, cause = phases[phase]
         if charged_to == Charge.BENCHMARK.value:
             return charged_to, cause
     return Charge.SPEC.value, None
-
-
-def charge_of_cell(cell: Mapping[str, Any]) -> tuple[str, str | None]:
-    """A cell's charge as its board says, or derived for a board written before cells had one."""
-    if cell.get("charged_to") in (Charge.SPEC.value, Charge.BENCHMARK.value):
-        return str(cell["charged_to"]), cell.get("cause")
-    phases = cell.get("phases")
-    return cell_charge(phases if isinstance(phases, Mapping) else {})
-
-
-def charges_line(row: Mapping[str, Any]) -> str:
-    """'10 scored, 1 left out (system_unavailable)': what a model's means are over, and why the
-    rest is not in them."""
-    scored = int(row.get("scored_cells") or 0)
-    counts = row.get("left_out") if isinstance(row.get("left_out"), Mapping) else {}
-    total = sum(int(n) for n in counts.values())
-    if not total:
-        return f"{scored} scored"
-    why = next(iter(counts)) if len(counts) == 1 else ", ".join(f"{cause} {n}" for cause, n in counts.items())
-    return f"{scored} scored, {total} left out ({why})"

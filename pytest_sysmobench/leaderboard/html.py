@@ -2,18 +2,18 @@
 
 The page is self-contained: styles inline, plots as inline SVG, no script and no request at
 view time (its Content-Security-Policy forbids both).  Every string on it comes from a board,
-and boards carry text from specs, traces and models: all of it is escaped, and a board read
-from a file is not trusted to hold numbers where numbers belong.
+and boards carry text from specs, traces and models: all of it is escaped, and cut to a
+length.  A board given as JSON (one from a file) is read as ``Board.from_json`` reads any: it
+is not trusted to hold numbers where numbers belong.
 """
 
 from __future__ import annotations
 
 import html
-import math
 from typing import Any, Iterable, Mapping
 
 from ..scoring import PHASE_TABLE, PHASES, phase_of
-from .charges import charge_of, charge_of_cell
+from .records import Board, CellRow, ModelRow, PhaseCell, TaskRow, as_board, count, real
 
 PHASE_LABELS = {p.name: p.label for p in PHASE_TABLE}
 PHASE_COLOURS = {"syntax": "#4e79a7", "runtime": "#59a14f", "conformance": "#f28e2b", "invariants": "#b07aa1"}
@@ -40,143 +40,127 @@ svg text{font:11px system-ui,sans-serif;fill:#1f2328}.legend span{display:inline
 """
 
 
-def render(board: Mapping[str, Any]) -> str:
+def render(board: Board | Mapping[str, Any]) -> str:
     """The page for one board (a run's, or the merged one)."""
-    cells = [c for c in _list(board.get("cells")) if isinstance(c, Mapping)]
-    models = [m for m in _list(board.get("models")) if isinstance(m, Mapping)]
-    groups = [g for g in _list(board.get("tasks")) if isinstance(g, Mapping)]
+    board = as_board(board)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
-        f"<title>SysMoBench leaderboard {_e(board.get('run_id'))}</title><style>{_STYLE}</style></head><body>",
+        f"<title>SysMoBench leaderboard {_e(board.run_id)}</title><style>{_STYLE}</style></head><body>",
         *_header(board),
-        "<h2>Models</h2>", _models_table(models),
+        "<h2>Models</h2>", _models_table(board.models),
         '<div class="plots">',
-        _figure("Mean score per phase", _phase_bars(models)),
-        _figure("Composite per task and model", _heatmap(cells)),
-        _figure("Why phases failed", _failure_bars(models)),
+        _figure("Mean score per phase", _phase_bars(board.models)),
+        _figure("Composite per task and model", _heatmap(board.cells)),
+        _figure("Why phases failed", _failure_bars(board.models)),
         "</div>",
-        "<h2>Cells</h2>", _cells_table(cells),
-        "<h2>Samples per task (pass@k)</h2>", _groups_table(groups),
+        "<h2>Cells</h2>", _cells_table(board.cells),
+        "<h2>Samples per task (pass@k)</h2>", _groups_table(board.tasks),
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"
 
 
-def _header(board: Mapping[str, Any]) -> list[str]:
-    provenance = board.get("provenance") if isinstance(board.get("provenance"), Mapping) else {}
-    weights = board.get("weights") if isinstance(board.get("weights"), Mapping) else {}
-    facts = [f"run <code>{_e(board.get('run_id'))}</code>", f"generated {_e(board.get('generated'))}"]
-    runs = _list(board.get("runs"))
-    if len(runs) > 1:
-        facts.append(f"merged from {len(runs)} runs")
-    facts += [f'{_e(k)} <code title="{_e(v)}">{_e(_short(v, 24))}</code>' for k, v in list(provenance.items())[:20]]
-    formula = " + ".join(f"{_number(weights.get(p), 2)}·{phase_of(p).short}" for p in PHASES)
+def _header(board: Board) -> list[str]:
+    facts = [f"run <code>{_e(board.run_id)}</code>", f"generated {_e(board.generated)}"]
+    if len(board.runs) > 1:
+        facts.append(f"merged from {len(board.runs)} runs")
+    facts += [f'{_e(k)} <code title="{_e(v)}">{_e(_short(v, 24))}</code>'
+              for k, v in list(board.provenance.items())[:20]]
+    formula = " + ".join(f"{_number(board.weights.get(p), 2)}·{phase_of(p).short}" for p in PHASES)
     lines = ["<h1>SysMoBench leaderboard</h1>", f'<p class="meta">{" · ".join(facts)}</p>',
              f'<p class="meta">composite = {formula}; a cell charged to the benchmark (a phase it could not '
              "score, or one not run) has no composite and is kept out of every mean, best of k and pass@k, "
              "counted apart by cause</p>"]
-    if board.get("interrupted"):
+    if board.interrupted:
         lines.append('<p class="banner">This run was interrupted: the board holds only what finished.</p>')
-    usage = board.get("usage") if isinstance(board.get("usage"), Mapping) else None
-    if usage:
-        lines.append(f'<p class="meta">spent: {_e(_cost(usage))}</p>')
+    if board.usage:
+        lines.append(f'<p class="meta">spent: {_e(_cost(board.usage))}</p>')
     return lines
 
 
-def _models_table(models: list[Mapping[str, Any]]) -> str:
+def _models_table(models: Iterable[ModelRow]) -> str:
     head = ["model", "cells", "scored", "left out", *(PHASE_LABELS[p] for p in PHASES), "composite", "best of k",
             "pass@1 P4", "cost"]
     rows = []
     for model in models:
-        pass1 = ((model.get("pass_at_k") or {}).get("invariants") or {}).get("1") if isinstance(
-            model.get("pass_at_k"), Mapping) else None
-        usage = model.get("usage") if isinstance(model.get("usage"), Mapping) else None
+        pass1 = model.pass_at_k.get("invariants", {}).get("1")
         rows.append("<tr>" + "".join([
-            f"<td>{_name(model.get('model'))}</td>", f'<td class="num">{_e(model.get("cells"))}</td>',
-            f'<td class="num scored">{_e(model.get("scored_cells", "-"))}</td>', _left_out_cell(model),
-            *(f'<td class="num">{_number(model.get(p))}</td>' for p in PHASES),
-            f'<td class="num"><b>{_number(model.get("composite"))}</b></td>',
-            f'<td class="num">{_number(model.get("best_of_k"))}</td>', f'<td class="num">{_number(pass1)}</td>',
-            f"<td>{_e(_cost(usage)) if usage else '-'}</td>"]) + "</tr>")
+            f"<td>{_name(model.model)}</td>", f'<td class="num">{_e(model.cells)}</td>',
+            f'<td class="num scored">{_e(_known(model.scored_cells))}</td>',
+            _left_out_cell(model.left_out, model.unscored),
+            *(f'<td class="num">{_number(model.means.get(p))}</td>' for p in PHASES),
+            f'<td class="num"><b>{_number(model.composite)}</b></td>',
+            f'<td class="num">{_number(model.best_of_k)}</td>', f'<td class="num">{_number(pass1)}</td>',
+            f"<td>{_e(_cost(model.usage)) if model.usage else '-'}</td>"]) + "</tr>")
     return _table(head, rows, "models")
 
 
-def _left_out_cell(row: Mapping[str, Any]) -> str:
+def _left_out_cell(counts: Mapping[str, int] | None, unscored: int | None) -> str:
     """How many cells were left out, by cause; a board from before causes shows its unscored count."""
-    counts = row.get("left_out")
-    if not isinstance(counts, Mapping):
-        return f'<td class="num left-out">{_e(row.get("unscored", "-"))}</td>'
-    known = [(str(cause), _int(n)) for cause, n in list(counts.items())[:20] if _int(n) > 0]
+    if counts is None:
+        return f'<td class="num left-out">{_e(_known(unscored))}</td>'
+    known = list(counts.items())[:20]
     if not known:
         return '<td class="num left-out">0</td>'
     why = "".join(f'<small class="charge">{_e(cause)} {n}</small>' for cause, n in known)
     return f'<td class="num left-out">{sum(n for _, n in known)}{why}</td>'
 
 
-def _cells_table(cells: list[Mapping[str, Any]]) -> str:
+def _cells_table(cells: Iterable[CellRow]) -> str:
     head = ["task", "model", "sample", *(PHASE_LABELS[p] for p in PHASES), "composite", "runs"]
     rows = []
     for cell in cells:
-        phases = cell.get("phases") if isinstance(cell.get("phases"), Mapping) else {}
-        runs = ", ".join(_e(r) for r in _list(cell.get("runs"))[:5])
+        runs = ", ".join(_e(r) for r in cell.runs[:5])
         rows.append('<tr class="cell">' + "".join([
-            f"<td>{_name(cell.get('task'))}</td>", f"<td>{_name(cell.get('model'))}</td>",
-            f'<td class="num">{_e(cell.get("sample"))}</td>',
-            *(_phase_cell(phases.get(p)) for p in PHASES),
-            _composite_cell(cell, phases), f"<td>{runs}</td>"]) + "</tr>")
+            f"<td>{_name(cell.task)}</td>", f"<td>{_name(cell.model)}</td>",
+            f'<td class="num">{_e(cell.sample)}</td>',
+            *(_phase_cell(cell.phases.get(p)) for p in PHASES),
+            _composite_cell(cell), f"<td>{runs}</td>"]) + "</tr>")
     return _table(head, rows, "cells")
 
 
-def _composite_cell(cell: Mapping[str, Any], phases: Mapping[str, Any]) -> str:
-
-    charged_to, cause = charge_of_cell({**cell, "phases": phases})
-    left = f'<small class="charge">left out: {_e(cause)}</small>' if charged_to == "benchmark" else ""
-    return f'<td class="num"><b>{_number(cell.get("composite"))}</b>{left}</td>'
+def _composite_cell(cell: CellRow) -> str:
+    left = "" if cell.is_spec else f'<small class="charge">left out: {_e(cell.cause)}</small>'
+    return f'<td class="num"><b>{_number(cell.composite)}</b>{left}</td>'
 
 
-def _phase_cell(result: Any) -> str:
-
-    if not isinstance(result, Mapping):
+def _phase_cell(result: PhaseCell | None) -> str:
+    if result is None:
         return '<td class="other">not run<small class="charge">benchmark: not_run</small></td>'
-    status = str(result.get("status") or "")
-    score = _real(result.get("score"))
+    status, score = result.status, result.score
     shown = _number(score) if score is not None else _e(status.replace("_", " "))
-    if status == "failed" and result.get("failure_class"):
-        shown += f" <small>({_e(result['failure_class'])})</small>"
+    if status == "failed" and result.failure_class:
+        shown += f" <small>({_e(result.failure_class)})</small>"
     elif status not in ("passed", "failed"):
         shown += f" <small>{_e(status.replace('_', ' '))}</small>" if score is not None else ""
     css = status if status in ("passed", "failed") else "other"
-    charged_to, cause = charge_of(result)
-    if charged_to == "benchmark":  # the spec's outcomes are the default and go unmarked
-        shown += f'<small class="charge">benchmark: {_e(cause)}</small>'
-    reason = str(result.get("reason") or "")
-    if not reason:
+    if not result.is_spec:  # the spec's outcomes are the default and go unmarked
+        shown += f'<small class="charge">benchmark: {_e(result.cause)}</small>'
+    if not result.reason:
         return f'<td class="{css}">{shown}</td>'
-    return f'<td class="{css}"><details><summary>{shown}</summary><div>{_e(_cut(reason))}</div></details></td>'
+    return f'<td class="{css}"><details><summary>{shown}</summary><div>{_e(_cut(result.reason))}</div></details></td>'
 
 
-def _groups_table(groups: list[Mapping[str, Any]]) -> str:
-    k_max = max((_int(g.get("scored_samples", g.get("samples"))) for g in groups), default=1)
+def _groups_table(groups: tuple[TaskRow, ...]) -> str:
+    k_max = max((g.scored_samples for g in groups), default=1)
     ks = [k for k in (1, 2, 5, 10) if k <= k_max] or [1]
     head = ["task", "model", "samples", "scored", "left out", "best of k",
             *(f"pass@{k} {phase_of(p).short}" for p in PHASES for k in ks)]
     rows = []
     for group in groups:
-        passes = group.get("pass_at_k") if isinstance(group.get("pass_at_k"), Mapping) else {}
-        values = [(passes.get(p) or {}).get(str(k)) if isinstance(passes.get(p), Mapping) else None
-                  for p in PHASES for k in ks]
+        values = [group.pass_at_k.get(p, {}).get(str(k)) for p in PHASES for k in ks]
         rows.append("<tr>" + "".join([
-            f"<td>{_name(group.get('task'))}</td>", f"<td>{_name(group.get('model'))}</td>",
-            f'<td class="num">{_e(group.get("samples"))}</td>',
-            f'<td class="num">{_e(group.get("scored_samples", group.get("samples")))}</td>', _left_out_cell(group),
-            f'<td class="num">{_number(group.get("best_of_k"))}</td>',
+            f"<td>{_name(group.task)}</td>", f"<td>{_name(group.model)}</td>",
+            f'<td class="num">{_e(group.samples)}</td>', f'<td class="num">{_e(group.scored_samples)}</td>',
+            _left_out_cell(group.left_out, None),
+            f'<td class="num">{_number(group.best_of_k)}</td>',
             *(f'<td class="num">{_number(v)}</td>' for v in values)]) + "</tr>")
     return _table(head, rows, "samples")
 
 
-def _phase_bars(models: list[Mapping[str, Any]]) -> str:
+def _phase_bars(models: tuple[ModelRow, ...]) -> str:
     """Grouped bars: one group per model, one bar per phase, on a 0..1 scale."""
     if not models:
         return "<p>no model</p>"
@@ -189,31 +173,30 @@ def _phase_bars(models: list[Mapping[str, Any]]) -> str:
     for i, model in enumerate(models):
         x0 = left + gap / 2 + i * (len(PHASES) * bar + gap)
         for j, phase in enumerate(PHASES):
-            value = _real(model.get(phase))
+            value = model.means.get(phase)
             h = plot_h * (value or 0.0)
-            label = f"{_plain(model.get('model'))}: {PHASE_LABELS[phase]} {_number(value)}"
+            label = f"{_plain(model.model)}: {PHASE_LABELS[phase]} {_number(value)}"
             shapes.append(f'<rect class="bar" x="{x0 + j * bar:.1f}" y="{top + plot_h - h:.1f}" width="{bar - 2}" '
                           f'height="{h:.1f}" fill="{PHASE_COLOURS[phase]}"><title>{_e(label)}</title></rect>')
         shapes.append(f'<text x="{x0 + len(PHASES) * bar / 2:.1f}" y="{top + plot_h + 16}" text-anchor="middle">'
-                      f"{_e(_short(model.get('model'), 17))}<title>{_e(_plain(model.get('model')))}</title></text>")
+                      f"{_e(_short(model.model, 17))}<title>{_e(_plain(model.model))}</title></text>")
     legend = "".join(f'<span><i class="swatch" style="background:{PHASE_COLOURS[p]}"></i>{PHASE_LABELS[p]}</span>'
                      for p in PHASES)
     return (f'<svg role="img" aria-label="mean score per phase and model" width="{width}" '
             f'height="{top + plot_h + 28}">{"".join(shapes)}</svg><div class="legend">{legend}</div>')
 
 
-def _heatmap(cells: list[Mapping[str, Any]]) -> str:
+def _heatmap(cells: tuple[CellRow, ...]) -> str:
     """Tasks by models, each square the mean composite of that task's samples for that model."""
-    tasks = sorted({_plain(c.get("task")) for c in cells})
-    models = sorted({_plain(c.get("model")) for c in cells})
+    tasks = sorted({_plain(c.task) for c in cells})
+    models = sorted({_plain(c.model) for c in cells})
     if not tasks:
         return "<p>no cell</p>"
     rows = []
     for task in tasks:
         squares = []
         for model in models:
-            values = [_real(c.get("composite")) for c in cells
-                      if _plain(c.get("task")) == task and _plain(c.get("model")) == model]
+            values = [c.composite for c in cells if _plain(c.task) == task and _plain(c.model) == model]
             known = [v for v in values if v is not None]
             mean = sum(known) / len(known) if known else None
             squares.append(f'<td class="num" style="background:{_heat(mean)}" title="{_e(task)} / {_e(model)}">'
@@ -223,15 +206,13 @@ def _heatmap(cells: list[Mapping[str, Any]]) -> str:
     return f'<table class="heat"><tr><th>task \\ model</th>{head}</tr>{"".join(rows)}</table>'
 
 
-def _failure_bars(models: list[Mapping[str, Any]]) -> str:
+def _failure_bars(models: tuple[ModelRow, ...]) -> str:
     """One stacked bar per model: how many failed phases fell in each class (the paper's Fig. 4)."""
     counted: list[tuple[str, list[tuple[str, int]]]] = []
     for model in models:
-        classes = model.get("failure_classes") if isinstance(model.get("failure_classes"), Mapping) else {}
-        found = [(f"{(phase_of(str(p)).short if str(p) in PHASES else str(p))} {klass}", _int(n))
-                 for p, by_class in classes.items() if isinstance(by_class, Mapping)
-                 for klass, n in by_class.items() if _int(n) > 0]
-        counted.append((_plain(model.get("model")), found))
+        found = [(f"{phase_of(p).short if p in PHASES else p} {klass}", n)
+                 for p, by_class in model.failure_classes.items() for klass, n in by_class.items()]
+        counted.append((_plain(model.model), found))
     names = sorted({name for _, found in counted for name, _ in found})
     if not names:
         return "<p>No phase failed.</p>"
@@ -273,31 +254,19 @@ def _heat(value: float | None) -> str:
 
 
 def _cost(usage: Mapping[str, Any]) -> str:
-    tokens = _int(usage.get("prompt_tokens")) + _int(usage.get("completion_tokens"))
-    cost = _real(usage.get("total_cost_usd", usage.get("cost_usd")), upper=None)
+    """Usage is kept on a board as written: read here as untrusted as any board's numbers."""
+    tokens = (count(usage.get("prompt_tokens")) or 0) + (count(usage.get("completion_tokens")) or 0)
+    cost = real(usage.get("total_cost_usd", usage.get("cost_usd")), upper=None)
     shown = "unknown cost" if cost is None else f"${cost:.4f}"
     return f"{tokens} tokens, {shown}" + ("" if usage.get("cost_complete", True) else " (some models unpriced)")
 
 
-def _real(value: Any, upper: float | None = 1.0) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    if value < 0 or (upper is not None and value > upper):
-        return None
-    return float(value)
+def _number(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**12 else 0
-
-
-def _number(value: Any, digits: int = 3) -> str:
-    real = _real(value)
-    return "-" if real is None else f"{real:.{digits}f}"
-
-
-def _list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list) else []
+def _known(value: int | None) -> int | str:
+    return "-" if value is None else value
 
 
 def _plain(value: Any) -> str:

@@ -7,6 +7,7 @@ handed in, so that a pytest session that never runs a benchmark item never loads
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import Any
 from ..scoring import phase_of
 from . import board as boards
 from .baseline import Baseline, Tolerance, compare, counts_line, regressions
-from .charges import charges_line
+from .records import Board
 
 
 @dataclass(frozen=True)
@@ -54,16 +55,15 @@ class LeaderboardReporter:
         self.gate = gate
         self.collector = Collector()
         #: Filled at session finish, printed in the summary (board and comparison are made once).
-        self.final_board: dict[str, Any] | None = None
+        self.final_board: Board | None = None
         self.baseline_lines: list[str] = []
 
     def add(self, record: dict[str, Any]) -> None:
         self.collector.add(record)
 
-    def board(self) -> dict[str, Any]:
+    def board(self) -> Board:
         board = boards.build(self.collector.records, self.collector.provenance, self.run_id)
-        board["tool_runs"] = dict(self.collector.tools)
-        return board
+        return dataclasses.replace(board, tool_runs=dict(self.collector.tools))
 
     def finish(self, interrupted: bool) -> bool:
         """Writes the boards; whether a composite regressed against the baseline."""
@@ -71,7 +71,7 @@ class LeaderboardReporter:
         regressed = self._against_baseline(board)
         if interrupted:
             # A partial board stays in its run folder, marked; the last complete one is kept.
-            board["interrupted"] = True
+            board = self.final_board = dataclasses.replace(board, interrupted=True)
         self._write(board, self.output / "runs" / self.run_id)
         if not interrupted:
             # The top-level board: this run's cells and phases over the latest of every other one.
@@ -79,7 +79,7 @@ class LeaderboardReporter:
             self._write(boards.merge(previous, board), self.output)
         return regressed
 
-    def _write(self, board: dict[str, Any], directory: Path) -> None:
+    def _write(self, board: Board, directory: Path) -> None:
         """A finished run's results are never lost to an unwritable output folder: they go to a
         fresh temporary folder instead, and the summary says where."""
         try:
@@ -90,7 +90,7 @@ class LeaderboardReporter:
                                            f"wrote it to {fallback}")
             self.collector.written += boards.write(board, fallback)
 
-    def _against_baseline(self, board: dict[str, Any]) -> bool:
+    def _against_baseline(self, board: Board) -> bool:
         """Every change against the baseline is listed; a composite regression fails the run."""
         gate = self.gate
         if gate is None:
@@ -102,7 +102,7 @@ class LeaderboardReporter:
         lines = [f"baseline {gate.baseline.path}: {counts_line(changes)}"]
         lines += [f"  {c.describe(gate.tolerance)}" for c in changes]
         lines += [f"  warning: scored with another toolchain than the baseline ({m})"
-                  for m in gate.baseline.provenance_mismatches(board.get("provenance") or {})]
+                  for m in gate.baseline.provenance_mismatches(board.provenance)]
         self.baseline_lines = lines
         return bool(worse)
 
@@ -110,39 +110,39 @@ class LeaderboardReporter:
         """The terminal summary's lines, each with whether it is a warning."""
         board = self.final_board or self.board()
         lines = [boards.table(board), *self.baseline_lines]
-        for model in board["models"]:
-            if model.get("failure_classes"):
+        for model in board.models:
+            if model.failure_classes:
                 classes = "; ".join(f"{phase_of(p).short} " + ", ".join(f"{k} {n}" for k, n in c.items())
-                                    for p, c in model["failure_classes"].items())
-                lines.append(f"failure classes of {model['model']}: {classes}")
+                                    for p, c in model.failure_classes.items())
+                lines.append(f"failure classes of {model.model}: {classes}")
         lines += _charges(board)
         tools = self.collector.tools
         lines.append(f"tool runs: {tools.get('sany', 0)} SANY, {tools.get('tlc', 0)} TLC; "
                      f"{tools.get('cache_hits', 0)} answered from cache")
-        if board.get("usage") or tools.get("model_requests"):
-            lines.append(boards.usage_line(board.get("usage") or {}, tools))
+        if board.usage or tools.get("model_requests"):
+            lines.append(boards.usage_line(board.usage or {}, tools))
         lines += _best_of_k(board)
         lines += [f"wrote {os.path.relpath(path)}" for path in self.collector.written]
         return [(line, False) for line in lines] + [(f"warning: {p}", True) for p in self.collector.problems]
 
 
-def _charges(board: dict[str, Any]) -> list[str]:
+def _charges(board: Board) -> list[str]:
     """What each model's means are over, and what was left out of them and why."""
-    lines = [f"{model['model']}: {charges_line(model)}" for model in board["models"]]
-    if any(m.get("left_out") for m in board["models"]):
+    lines = [f"{model.model}: {boards.charges_line(model)}" for model in board.models]
+    if any(m.left_out for m in board.models):
         lines.append("cells left out were charged to the benchmark (a phase it could not score, or one not run): "
                      "no composite, outside the composite mean and best-of-k; phase means and pass@k count only "
                      "the phases charged to the spec")
     return lines
 
 
-def _best_of_k(board: dict[str, Any]) -> list[str]:
+def _best_of_k(board: Board) -> list[str]:
     lines = []
-    for model in board["models"]:
-        k_max = max((len(v) for v in (model.get("pass_at_k") or {}).values()), default=0)
+    for model in board.models:
+        k_max = max((len(v) for v in model.pass_at_k.values()), default=0)
         if k_max > 1:
             k = str(k_max)
-            cols = ", ".join(f"{p} {v[k]:.2f}" for p, v in model["pass_at_k"].items() if k in v)
-            best = "-" if model["best_of_k"] is None else format(model["best_of_k"], ".3f")
-            lines.append(f"{model['model']}: pass@{k} {cols}; best-of-{k} composite {best}")
+            cols = ", ".join(f"{p} {v[k]:.2f}" for p, v in model.pass_at_k.items() if k in v)
+            best = "-" if model.best_of_k is None else format(model.best_of_k, ".3f")
+            lines.append(f"{model.model}: pass@{k} {cols}; best-of-{k} composite {best}")
     return lines

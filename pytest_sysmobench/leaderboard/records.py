@@ -1,0 +1,353 @@
+"""The leaderboard as typed records: a board, its cells and their phases, the sample groups of
+each task and model, and one row per model.
+
+``Board.to_json`` is the board a run writes (``leaderboard.json``, schema 2), key for key, so
+that every reader of the file keeps working.  ``Board.from_json`` reads a board back from any
+JSON value: a board from a file may come from an older version, from CI or from anywhere, so
+what is not usable (a number that is no number, a list where a mapping belongs) is dropped or
+read as unknown, and nothing in it makes the reader raise.  A board written before outcomes
+were charged has its charges derived, as charges.py reads them.  Readers of a board (the
+tables, the CSV, the HTML page, the CI gate) take these records and trust their types.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, TypeVar
+
+from ..record import CellId
+from ..scoring import PHASES, Charge
+from .charges import cell_charge, charge_of
+
+JSON = Any
+SCHEMA = 2
+#: A count this large is not one a board could hold: read as unknown.
+COUNT_LIMIT = 10**12
+
+_SPEC, _BENCHMARK = Charge.SPEC.value, Charge.BENCHMARK.value
+_Row = TypeVar("_Row")
+
+
+@dataclass(frozen=True)
+class PhaseCell:
+    """One phase of one cell.  Who it is charged to is always filled in, so that every reader
+    counts it the same way: a score the spec is answerable for, or none, with the cause."""
+
+    score: float | None
+    status: str
+    reason: str
+    charged_to: str
+    cause: str | None
+    #: Why a failed phase failed, as a class the board counts per model.
+    failure_class: str | None = None
+
+    @property
+    def is_spec(self) -> bool:
+        return self.charged_to == _SPEC
+
+    @property
+    def charge(self) -> tuple[str, str | None]:
+        return self.charged_to, self.cause
+
+    def to_json(self) -> dict[str, JSON]:
+        data: dict[str, JSON] = {"score": self.score, "status": self.status, "reason": self.reason,
+                                 "charged_to": self.charged_to, "cause": self.cause}
+        if self.failure_class is not None:
+            data["failure_class"] = self.failure_class
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> PhaseCell:
+        score, status, reason = real(data.get("score")), text(data.get("status")), text(data.get("reason"))
+        # Charged from what is kept, so that a score read as unknown is never the spec's.
+        charged_to, cause = charge_of({"score": score, "status": status, "reason": reason,
+                                       "charged_to": data.get("charged_to"), "cause": data.get("cause")})
+        return cls(score, status, reason, charged_to, cause, text(data.get("failure_class")) or None)
+
+
+@dataclass(frozen=True)
+class CellRow:
+    """One cell (task x model x sample): its phases in phase order, and its composite when the
+    spec is answerable for all four."""
+
+    task: str
+    model: str
+    sample: int
+    phases: dict[str, PhaseCell]
+    charged_to: str
+    cause: str | None
+    composite: float | None
+    #: The runs its phases came from, oldest first (a merged board's cells name several).
+    runs: tuple[str, ...] = ()
+    #: The model's use in generating the spec, as the generation recorded it.
+    generation: dict[str, JSON] | None = None
+    #: The evaluator model's use over the cell's phases.
+    evaluator: dict[str, JSON] | None = None
+
+    @property
+    def cell_id(self) -> CellId:
+        return CellId(self.task, self.model, self.sample)
+
+    @property
+    def is_spec(self) -> bool:
+        return self.charged_to == _SPEC
+
+    def to_json(self) -> dict[str, JSON]:
+        data: dict[str, JSON] = {"task": self.task, "model": self.model, "sample": self.sample,
+                                 "phases": {phase: result.to_json() for phase, result in self.phases.items()}}
+        if self.runs:
+            data["runs"] = list(self.runs)
+        if self.generation is not None:
+            data["generation"] = dict(self.generation)
+        if self.evaluator is not None:
+            data["evaluator"] = dict(self.evaluator)
+        data.update(charged_to=self.charged_to, cause=self.cause, composite=self.composite)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> CellRow:
+        given = mapping(data.get("phases"))
+        phases = {p: PhaseCell.from_json(given[p]) for p in PHASES if isinstance(given.get(p), Mapping)}
+        charged_to, cause = _cell_charge_of(data, phases)
+        return cls(text(data.get("task")), text(data.get("model")), count(data.get("sample")) or 0, phases,
+                   charged_to, cause, real(data.get("composite")), _texts(data.get("runs")),
+                   _json_object(data.get("generation")), _json_object(data.get("evaluator")))
+
+
+def _cell_charge_of(data: Mapping[str, JSON], phases: Mapping[str, PhaseCell]) -> tuple[str, str | None]:
+    """A cell's charge as its board says, or derived from its phases for a board written
+    before cells had one."""
+    if data.get("charged_to") == _SPEC:
+        return _SPEC, None
+    if data.get("charged_to") == _BENCHMARK:
+        return _BENCHMARK, text(data.get("cause")) or None
+    return cell_charge({phase: result.charge for phase, result in phases.items()})
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    """The samples of one task by one model: best of k and pass@k over the samples charged to
+    the spec."""
+
+    task: str
+    model: str
+    samples: int
+    scored_samples: int
+    #: {cause: samples} charged to the benchmark; None on a board from before charges.
+    left_out: dict[str, int] | None
+    best_of_k: float | None
+    #: {phase: {k: pass@k}}, k as a string (a JSON key).
+    pass_at_k: dict[str, dict[str, float]]
+
+    def to_json(self) -> dict[str, JSON]:
+        data: dict[str, JSON] = {"task": self.task, "model": self.model, "samples": self.samples,
+                                 "scored_samples": self.scored_samples}
+        if self.left_out is not None:
+            data["left_out"] = dict(self.left_out)
+        data.update(best_of_k=self.best_of_k, pass_at_k=_copied(self.pass_at_k))
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> TaskRow:
+        samples = count(data.get("samples")) or 0
+        # Before charges every sample was scored.
+        scored = count(data.get("scored_samples"))
+        return cls(text(data.get("task")), text(data.get("model")), samples, samples if scored is None else scored,
+                   _counts(data.get("left_out")), real(data.get("best_of_k")), _pass_at_k(data.get("pass_at_k")))
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One model over all its cells; every number counts only what is charged to the spec."""
+
+    model: str
+    cells: int
+    #: None (with ``left_out``) on a board from before charges, where only ``unscored`` was kept.
+    scored_cells: int | None
+    #: {cause: cells} charged to the benchmark.
+    left_out: dict[str, int] | None
+    #: The cells without a composite: kept for readers of boards from before charges.
+    unscored: int | None
+    composite: float | None
+    #: {phase: mean score} in phase order; written as top-level keys of the row.
+    means: dict[str, float | None]
+    best_of_k: float | None
+    pass_at_k: dict[str, dict[str, float]]
+    #: {phase: {failure class: failed phases}}.
+    failure_classes: dict[str, dict[str, int]]
+    usage: dict[str, JSON] | None = None
+
+    def to_json(self) -> dict[str, JSON]:
+        data: dict[str, JSON] = {"model": self.model, "cells": self.cells}
+        _put_known(data, scored_cells=self.scored_cells, left_out=_copied(self.left_out), unscored=self.unscored)
+        data["composite"] = self.composite
+        data.update((phase, self.means.get(phase)) for phase in PHASES)
+        data.update(best_of_k=self.best_of_k, pass_at_k=_copied(self.pass_at_k))
+        if self.usage is not None:
+            data["usage"] = dict(self.usage)
+        data["failure_classes"] = _copied(self.failure_classes)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> ModelRow:
+        return cls(text(data.get("model")), count(data.get("cells")) or 0, count(data.get("scored_cells")),
+                   _counts(data.get("left_out")), count(data.get("unscored")), real(data.get("composite")),
+                   {phase: real(data.get(phase)) for phase in PHASES}, real(data.get("best_of_k")),
+                   _pass_at_k(data.get("pass_at_k")), _failure_classes(data.get("failure_classes")),
+                   _json_object(data.get("usage")))
+
+
+@dataclass(frozen=True)
+class Board:
+    """A run's board, or several runs' merged: the cells, the sample groups, the model rows and
+    what the run spent."""
+
+    generated: str
+    run_id: str
+    weights: dict[str, float]
+    provenance: dict[str, JSON]
+    cells: tuple[CellRow, ...]
+    runs: tuple[str, ...]
+    tasks: tuple[TaskRow, ...]
+    models: tuple[ModelRow, ...]
+    #: None (with ``left_out``) on a board from before charges.
+    scored_cells: int | None
+    left_out: dict[str, int] | None
+    #: Generation and evaluator use, when a model was asked anything.
+    usage: dict[str, JSON] | None = None
+    #: SANY and TLC runs and cache hits of the run that wrote it.
+    tool_runs: dict[str, int] | None = None
+    #: A run stopped before it finished: its board holds only what finished.
+    interrupted: bool = False
+    #: A baseline's: the runs it was blessed from.
+    blessed_from: tuple[str, ...] | None = None
+    #: The schema the board was written in (a board is only merged with one of this one's).
+    schema: int | None = SCHEMA
+
+    def to_json(self) -> dict[str, JSON]:
+        data: dict[str, JSON] = {
+            "schema": self.schema, "generated": self.generated, "run_id": self.run_id,
+            "weights": dict(self.weights), "provenance": dict(self.provenance),
+            "cells": [cell.to_json() for cell in self.cells], "runs": list(self.runs),
+            "tasks": [group.to_json() for group in self.tasks], "models": [row.to_json() for row in self.models],
+        }
+        _put_known(data, scored_cells=self.scored_cells, left_out=_copied(self.left_out),
+                   usage=_copied(self.usage), tool_runs=_copied(self.tool_runs))
+        if self.interrupted:
+            data["interrupted"] = True
+        if self.blessed_from is not None:
+            data["blessed_from"] = list(self.blessed_from)
+        return data
+
+    @classmethod
+    def from_json(cls, data: JSON) -> Board:
+        data = mapping(data)
+        blessed = data.get("blessed_from")
+        return cls(
+            text(data.get("generated")), text(data.get("run_id")),
+            {str(k): v for k, v in mapping(data.get("weights")).items() if real(v) is not None},
+            dict(mapping(data.get("provenance"))),
+            _rows(CellRow.from_json, data.get("cells")), _texts(data.get("runs")),
+            _rows(TaskRow.from_json, data.get("tasks")), _rows(ModelRow.from_json, data.get("models")),
+            count(data.get("scored_cells")), _counts(data.get("left_out")),
+            _json_object(data.get("usage")), _tool_runs(data.get("tool_runs")), bool(data.get("interrupted")),
+            _texts(blessed) if isinstance(blessed, (list, tuple)) else None, count(data.get("schema")),
+        )
+
+
+def as_board(board: Board | Mapping[str, JSON]) -> Board:
+    """A board as given, or read from its JSON as any board from a file is."""
+    return board if isinstance(board, Board) else Board.from_json(board)
+
+
+# ------------------------------------------------------------------ reading untrusted JSON
+
+
+def real(value: JSON, upper: float | None = 1.0) -> float | None:
+    """A finite number in [0, upper] as written (an int stays an int, so that a board reads back
+    as it was written); anything else is unknown."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an int no float can hold
+        return None
+    return value if finite and value >= 0 and (upper is None or value <= upper) else None
+
+
+def count(value: JSON) -> int | None:
+    """A count as written, or None when it is none."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < COUNT_LIMIT:
+        return value
+    return None
+
+
+def text(value: JSON) -> str:
+    """A name or a reason: a string as written, a number or a truth value as it reads; nothing
+    (or a list or mapping, which no name is) is empty."""
+    if isinstance(value, str):
+        return value
+    return "" if value is None or isinstance(value, (list, tuple, Mapping)) else str(value)
+
+
+def mapping(value: JSON) -> Mapping[str, JSON]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _json_object(value: JSON) -> dict[str, JSON] | None:
+    """A part a board keeps as written (usage, provenance): whatever a mapping holds."""
+    return dict(value) if isinstance(value, Mapping) else None
+
+
+def _texts(value: JSON) -> tuple[str, ...]:
+    """Run ids: the non-empty ones."""
+    items = value if isinstance(value, (list, tuple)) else []
+    return tuple(t for t in (text(item) for item in items) if t)
+
+
+def _rows(read: Callable[[Mapping[str, JSON]], _Row], value: JSON) -> tuple[_Row, ...]:
+    items = value if isinstance(value, (list, tuple)) else []
+    return tuple(read(item) for item in items if isinstance(item, Mapping))
+
+
+def _counts(value: JSON) -> dict[str, int] | None:
+    """{cause: count} of the counts that are some; None when there is no mapping (a board from
+    before it was written)."""
+    if not isinstance(value, Mapping):
+        return None
+    return {str(key): n for key, n in value.items() if (count(n) or 0) > 0}
+
+
+def _tool_runs(value: JSON) -> dict[str, int] | None:
+    if not isinstance(value, Mapping):
+        return None
+    return {str(key): n for key, n in value.items() if count(n) is not None}
+
+
+def _pass_at_k(value: JSON) -> dict[str, dict[str, float]]:
+    given = mapping(value)
+    return {phase: {str(k): v for k, v in mapping(given[phase]).items() if real(v) is not None}
+            for phase in PHASES if isinstance(given.get(phase), Mapping)}
+
+
+def _failure_classes(value: JSON) -> dict[str, dict[str, int]]:
+    found = ((str(phase), _counts(by_class)) for phase, by_class in mapping(value).items())
+    return {phase: counts for phase, counts in found if counts is not None}
+
+
+# ------------------------------------------------------------------ writing
+
+
+def _copied(value: Any) -> Any:
+    """Two levels of mappings copied, so that what ``to_json`` hands out cannot change a record."""
+    if not isinstance(value, Mapping):
+        return value
+    return {k: dict(v) if isinstance(v, Mapping) else v for k, v in value.items()}
+
+
+def _put_known(data: dict[str, JSON], **values: JSON) -> None:
+    """Optional keys go in only when known: a board without them (one written before them, or a
+    run that asked no model) is written again without them."""
+    data.update((key, value) for key, value in values.items() if value is not None)
+
