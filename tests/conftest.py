@@ -40,3 +40,27 @@ def model_server() -> Iterator[LocalModelServer]:
     """A running OpenAI-compatible server on 127.0.0.1; ``model_server.base_url`` is its ``/v1`` URL."""
     with LocalModelServer() as server:
         yield server
+
+
+#: Tests that take minutes (measured under -n 2 on the 2-core machine), longest first.  xdist
+#: hands tests out in collection order, two at a time per worker, so running these first keeps
+#: the end of the run from waiting on one long test while the other worker idles.
+LONGEST_FIRST = (
+    "test_a_spec_that_allows_any_next_state_is_decided_by_work_not_seconds",
+    "test_a_foreign_spec_scores_full_marks_in_every_phase[records-etcd]",
+    "test_reference_conforms_to_fresh_traces_and_conformance_mutants_do_not[etcd]",
+    "test_a_foreign_spec_scores_full_marks_in_every_phase[sets-etcd]",
+    "[etcd-",
+    "etcd-conformance]",
+    "[etcd]",
+    "raftkvs",
+    "zookeeper",
+    "redisraft",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        return next((k for k, part in enumerate(LONGEST_FIRST) if part in item.nodeid), len(LONGEST_FIRST))
+
+    items.sort(key=rank)
