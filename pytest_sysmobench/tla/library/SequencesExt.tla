@@ -166,26 +166,54 @@ CommonPrefixes(S) == IF S = {} THEN {} ELSE Prefixes(LongestCommonPrefix(S))
 -----------------------------------------------------------------------------
 (********************************* Folds ***********************************)
 
-(* op(...op(op(base, seq[1]), seq[2])..., seq[n])                          *)
+(* Sweep(step, base, n): acc := step(acc, i) for i = 1, 2, ..., n in turn, *)
+(* starting from acc = base.  The recursion halves the range, and the left *)
+(* half's result is evaluated before the right half starts (the test      *)
+(* "\notin {}" compares nothing), so TLC's stack grows with log n only and *)
+(* long sequences can be folded.                                           *)
+LOCAL Sweep(step(_, _), base, n) ==
+  LET RECURSIVE Go(_, _, _)
+      Go(lo, hi, acc) ==
+        IF lo > hi THEN acc
+        ELSE IF lo = hi THEN step(acc, lo)
+        ELSE LET mid == (lo + hi) \div 2
+                 left == Go(lo, mid, acc)
+             IN  IF left \notin {} THEN Go(mid + 1, hi, left) ELSE left
+  IN  Go(1, n, base)
+
+(* The folds below compute what TLC's overrides compute.                   *)
+
+(* FoldLeft: op(...op(op(base, seq[1]), seq[2])..., seq[n]), the           *)
+(* accumulator being op's first argument.                                  *)
 (*   FoldLeft(LAMBDA a, b : <<a, b>>, 0, <<3, 1>>) = <<<<0, 3>>, 1>>       *)
 FoldLeft(op(_, _), base, seq) ==
-  LET acc[i \in 0..Len(seq)] == IF i = 0 THEN base ELSE op(acc[i - 1], seq[i])
-  IN  acc[Len(seq)]
+  Sweep(LAMBDA acc, i : op(acc, seq[i]), base, Len(seq))
 
-(* op(seq[1], op(seq[2], ... op(seq[n], base)...))                         *)
+(* FoldRight: op(seq[1], op(seq[2], ... op(seq[n], base)...)), the         *)
+(* accumulator being op's second argument; seq[n] is taken first.          *)
 (*   FoldRight(LAMBDA a, b : <<a, b>>, <<3, 1>>, 0) = <<3, <<1, 0>>>>      *)
 FoldRight(op(_, _), seq, base) ==
-  LET acc[i \in 1..(Len(seq) + 1)] ==
-        IF i > Len(seq) THEN base ELSE op(seq[i], acc[i + 1])
-  IN  acc[1]
+  Sweep(LAMBDA acc, i : op(seq[Len(seq) + 1 - i], acc), base, Len(seq))
 
-(* op(seq[i], op(seq[j], ... base)) in an unspecified order (here right to *)
-(* left), so op should be associative and commutative.                     *)
-FoldSeq(op(_, _), base, seq) == FoldRight(op, seq, base)
+(* FoldSeq is FoldFunction over the sequence, as in TLC's override:        *)
+(* acc := op(seq[i], acc) for i = 1, 2, ..., Len(seq), starting from base, *)
+(*   op(seq[n], ... op(seq[2], op(seq[1], base)) ...)                      *)
+(* The element is op's first argument and the accumulator its second; the  *)
+(* community TLA+ definition, op(seq[1], op(seq[2], ...)), is not what TLC *)
+(* runs.  Unlike the override, which takes any function, this one wants a  *)
+(* sequence.                                                               *)
+(*   FoldSeq(LAMBDA x, a : Append(a, x), << >>, <<3, 1>>) = <<3, 1>>       *)
+FoldSeq(op(_, _), base, seq) ==
+  Sweep(LAMBDA acc, i : op(seq[i], acc), base, Len(seq))
 
-(* The same folds over the indices 1..Len(seq) instead of the elements.    *)
-FoldLeftDomain(op(_, _), base, seq) == FoldLeft(op, base, [i \in DOMAIN seq |-> i])
-FoldRightDomain(op(_, _), seq, base) == FoldRight(op, [i \in DOMAIN seq |-> i], base)
+(* The same folds over the indices 1..Len(seq) instead of the elements:    *)
+(* FoldLeftDomain takes 1 first (op(acc, i)), FoldRightDomain Len(seq)     *)
+(* first (op(i, acc)).                                                     *)
+FoldLeftDomain(op(_, _), base, seq) ==
+  Sweep(LAMBDA acc, i : op(acc, i), base, Len(seq))
+
+FoldRightDomain(op(_, _), seq, base) ==
+  Sweep(LAMBDA acc, i : op(Len(seq) + 1 - i, acc), base, Len(seq))
 
 -----------------------------------------------------------------------------
 (*************************** Combining sequences ***************************)
