@@ -11,7 +11,12 @@ These tests run the real jar through its command line:
   an evaluation error 2105, both with exit code 10; the tests want exit 0, no
   error message and "Model checking completed" (2193);
 * the modules extended together do not clash, and a spec that defines its own
-  ``Max``/``Range`` helpers can still extend ``SequencesExt``.
+  ``Max``/``Range`` helpers can still extend ``SequencesExt``;
+* the operators mean what they mean to a spec author running TLC with the
+  CommunityModules: the Java override's result where there is one (argument
+  order of op in the folds, order of traversal, edge cases, errors), the
+  community TLA+ definition elsewhere (``TestCommunityMeaning``,
+  ``TestFoldBagState`` and the expected errors below).
 """
 
 from __future__ import annotations
@@ -91,6 +96,8 @@ def copy_spec(name: str, dest: Path) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy(DATA_DIR / f"{name}.tla", dest)
     shutil.copy(DATA_DIR / "Test.cfg", dest)
+    if (DATA_DIR / f"{name}.cfg").is_file():
+        shutil.copy(DATA_DIR / f"{name}.cfg", dest)
     return dest / f"{name}.tla"
 
 
@@ -143,7 +150,7 @@ def test_module_header_and_dependencies(module: str) -> None:
 @pytest.mark.parametrize(
     "spec",
     ["TestSequencesExt", "TestFiniteSetsExt", "TestFunctions", "TestBagsExt",
-     "TestAllLibrary", "TestUserHelpers"],
+     "TestAllLibrary", "TestUserHelpers", "TestCommunityMeaning"],
 )
 def test_operators_under_tlc(spec: str, tmp_path: Path) -> None:
     path = copy_spec(spec, tmp_path / "spec")
@@ -191,3 +198,62 @@ def test_set_to_seq_on_large_sets(tmp_path: Path) -> None:
         run_tlc(spec_dir / "BigSetToSeq.tla", spec_dir / "BigSetToSeq.cfg",
                 tmp_path / "tlc")
     )
+
+
+# --------------------------------------------------------------------------
+# The community meaning: overrides where there are some, else the TLA+
+
+
+def test_fold_bag_on_states_as_etcd_uses_it(tmp_path: Path) -> None:
+    """FoldBag(LAMBDA acc, m : [acc EXCEPT ![m.msource] = ...], ...) over a bag
+    of records in a variable: BagsExt.java folds acc := op(acc, m).  With op's
+    arguments the other way round TLC stops with "Attempted to apply function
+    ... to argument "msource"", charged to the spec."""
+    path = copy_spec("TestFoldBagState", tmp_path / "spec")
+    proc = run_tlc(path, path.parent / "TestFoldBagState.cfg", tmp_path / "tlc")
+    assert_tlc_ok(proc)
+    assert "2 distinct states found" in proc.stdout, proc.stdout[-3000:]
+
+
+# Arguments the community modules reject: TLC must stop with an error, as it
+# does with the override or the community definition named on each line.
+EXPECTED_ERRORS = [
+    # BagsExt.java foldBag: every count must be a positive integer
+    ("FoldBag(+, 0, (1 :> 0))", "not a positive integer"),
+    ("SumBag(<<0, 1>>)", "not a positive integer"),
+    # BagsExt.tla MapThenFoldBag: pow[n \in Nat \ {0}] applied to the count 0
+    ("MapThenFoldBag(+, 0, LAMBDA x : x, LAMBDA S : CHOOSE x \\in S : TRUE, (1 :> 0))",
+     "domain"),
+    # Functions.java antiFunction: an inverse with a repeated argument
+    ("AntiFunction(<<1, 1>>)", "not injective"),
+    # SequencesExt.java longestCommonPrefix: the set must not be empty
+    ("LongestCommonPrefix({})", "the set is empty"),
+    # SequencesExt.java SelectInSubSeq / SelectLastInSubSeq: from and to in range
+    ("SelectInSubSeq(<<2, 1>>, 0, 1, LAMBDA e : TRUE)", "out of range"),
+    ("SelectLastInSubSeq(<<2, 1>>, 1, 3, LAMBDA e : TRUE)", "out of range"),
+    # SequencesExt.tla Interleave: a CASE with no arm for different lengths
+    ("Interleave(<<1>>, << >>)", "CASE"),
+]
+
+
+@pytest.mark.parametrize(("expr", "message"), EXPECTED_ERRORS, ids=[e for e, _ in EXPECTED_ERRORS])
+def test_rejected_arguments_stop_tlc(expr: str, message: str, tmp_path: Path) -> None:
+    spec_dir = tmp_path / "spec"
+    spec_dir.mkdir()
+    (spec_dir / "Rejected.tla").write_text(
+        "---- MODULE Rejected ----\n"
+        "EXTENDS Integers, Sequences, Bags, TLC,\n"
+        "        SequencesExt, FiniteSetsExt, Functions, BagsExt\n"
+        f"ASSUME LET v == {expr} IN v = v\n"
+        "VARIABLE x\n"
+        "Init == x = 0\n"
+        "Next == UNCHANGED x\n"
+        "====\n"
+    )
+    (spec_dir / "Rejected.cfg").write_text("INIT Init\nNEXT Next\n")
+    proc = run_tlc(spec_dir / "Rejected.tla", spec_dir / "Rejected.cfg", tmp_path / "tlc")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out[-3000:]
+    assert any(sev == 1 for _, sev in messages(out)), out[-3000:]
+    assert "Semantic errors" not in out and "Parse Error" not in out, out[-3000:]
+    assert message in out, out[-3000:]

