@@ -1,4 +1,6 @@
-"""The ``sysmobench`` command: ``doctor`` (is the toolchain usable?) and ``tasks`` (what is there?)."""
+"""The ``sysmobench`` command: ``doctor`` (is the toolchain usable?), ``tasks`` (what is there?),
+``prompt`` (what a model is asked), ``traces`` (capture or check the real systems' traces) and
+``leaderboard`` (bless, compare, merge or render boards)."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ class MappingError(ValueError):
 
 @dataclass(frozen=True)
 class VariableMap:
-    """P4 (and v1 P3): a canonical variable in terms of the spec, a spec variable (``var``, read
+    """A canonical variable in terms of the spec (how P4 reads the spec): a spec variable (``var``, read
     through an optional value table) or an expression over the spec's names (``expr``)."""
 
     canonical: str

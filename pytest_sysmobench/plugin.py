@@ -1,9 +1,10 @@
-"""pytest hooks only: options, parametrization, the phase fixture, reports, the leaderboard.
+"""The pytest hooks and options, inert until a session uses the benchmark.
 
-Every benchmark cell phase is a test item ``test_phase[<task>-<model>-<phase>]``.  Results
-travel from workers to the controller attached to the test reports (they survive
+Every benchmark cell phase is a test item ``test_phase[<task>-<model>[-s<k>]-<phase>]``.
+Results travel from workers to the controller attached to the test reports (they survive
 pytest-xdist serialization) and as ``user_properties`` (which reach JUnit XML); the
-leaderboard is built on the controller from those reports alone.
+controller's reporter (``leaderboard/reporter.py``) builds the leaderboard from those reports
+alone.  At import this module loads pytest, the standard library and ``settings.py`` only.
 """
 
 from __future__ import annotations
