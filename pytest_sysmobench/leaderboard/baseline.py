@@ -130,9 +130,12 @@ class Baseline:
 
     board: Board
     path: Path
+    #: The board's cells by id: the gate looks one up for every item and every compared phase.
+    _cells: dict[CellId, CellRow] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "board", as_board(self.board))
+        object.__setattr__(self, "_cells", {cell.cell_id: cell for cell in reversed(self.board.cells)})
 
     @classmethod
     def load(cls, path: Path) -> Baseline:
@@ -149,8 +152,7 @@ class Baseline:
         return cls(Board.from_json(board), path)
 
     def _cell(self, task: str, model: str, sample: int) -> CellRow | None:
-        wanted = CellId(task, model, sample)
-        return next((c for c in self.board.cells if c.cell_id == wanted), None)
+        return self._cells.get(CellId(task, model, sample))
 
     def score(self, task: str, model: str, sample: int, phase: str) -> float | None:
         cell = self._cell(task, model, sample)
