@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping
 
+from .tasks import TYPE_TEMPLATE
 from .tla.messages import TlcResult, Verdict
 from .tla.sany import SanyErrorKind, SanyResult
 
@@ -60,11 +61,13 @@ def runtime_class(bfs: TlcResult, runtime_ok: bool) -> str:
 
 
 def invariants_class(failed: Iterable[Mapping[str, Any]], spec: str) -> str:
-    """Safety before liveness.  A liveness counterexample that ends stuttering (the system just
+    """Types before safety before liveness.  A liveness counterexample that ends stuttering (the system just
     stops where the property needs a step), or any in a spec with no fairness at all, is a
     missing fairness condition; one that loops is a liveness violation proper."""
     failed = list(failed)
     violated = [t for t in failed if " violated" in str(t.get("reason", ""))]
+    if any(t.get("name") == TYPE_TEMPLATE for t in violated):
+        return "type_violation"  # a value outside the task's types: the templates judged nonsense
     if any(t.get("kind") == "safety" for t in violated):
         return "safety_violation"
     if violated:

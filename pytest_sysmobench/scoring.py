@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 
 @dataclass(frozen=True)
@@ -188,6 +188,32 @@ def composite(results: Mapping[str, PhaseResult | None]) -> float | None:
             return None
         total += weight * result.score
     return round(total, 6)
+
+
+@dataclass(frozen=True)
+class TemplateVerdict:
+    """What P4's score needs to know of one template: did it hold, and does it define the system."""
+
+    held: bool
+    defines: bool = False
+
+
+def template_weight(verdicts: Sequence[TemplateVerdict], verdict: TemplateVerdict) -> int:
+    """A defining template weighs one more than all the other templates together."""
+    return 1 + sum(1 for v in verdicts if not v.defines) if verdict.defines else 1
+
+
+def template_score(verdicts: Sequence[TemplateVerdict]) -> float | None:
+    """P4: the weighted share of templates that hold.  A defining property (mutual exclusion,
+    election safety, ...) weighs more than all the others together, so a spec that breaks one
+    ranks below every spec that keeps them all: a lock that lets two threads in is worse than a
+    lock that forgot its fairness, whatever the count of templates says.  With no defining
+    template this is the original benchmark's fraction of templates held."""
+    if not verdicts:
+        return None
+    weights = [template_weight(verdicts, v) for v in verdicts]
+    held = sum(w for w, v in zip(weights, verdicts) if v.held)
+    return round(held / sum(weights), 6)
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

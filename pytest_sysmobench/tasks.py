@@ -107,6 +107,29 @@ class InvariantTemplate:
     kind: str  # "safety" | "liveness"
     meaning: str
     tla: str
+    #: A property that defines the system (mutual exclusion, election safety, ...): a spec that
+    #: breaks one ranks below every spec that keeps them all (see ``scoring.template_score``).
+    defines: bool = False
+    #: Counted in the original benchmark's fraction of templates held; the type check is ours.
+    counted: bool = True
+
+
+#: The name of the template every task gets from its vocabulary's declared types.
+TYPE_TEMPLATE = "TypeOK"
+#: What a type template prints about a variable outside its type (the value is the mapped one).
+TYPE_MARK = "SysmoType"
+
+
+def type_template(vocabulary: Vocabulary) -> InvariantTemplate:
+    """Every canonical variable stays within the type the task declares for it.  Templates are
+    implications over these values: a spec that writes ``"waiting"`` where the vocabulary says
+    ``"spinning"`` would keep every template about spinning threads vacuously.  A variable outside
+    its type prints its name and value, so the verdict can say which one and what it held."""
+    conjuncts = [f'    /\\ ({v.name} \\in {v.type} \\/ Print(<<"{TYPE_MARK}", "{v.name}", {v.name}>>, FALSE))'
+                 for v in vocabulary.variables]
+    return InvariantTemplate(TYPE_TEMPLATE, "safety",
+                             "Every variable holds a value of the type the task declares for it.",
+                             f"{TYPE_TEMPLATE} ==\n" + "\n".join(conjuncts), defines=True, counted=False)
 
 
 @dataclass(frozen=True)
@@ -358,8 +381,11 @@ def _templates(path: Path) -> tuple[tuple[InvariantTemplate, ...], str]:
             raise TaskError(f"{item.where}.tla: must define '{name} == ...'")
         if name in seen:
             raise TaskError(f"{item.where}.name: duplicate template name {name!r}")
+        if name == TYPE_TEMPLATE:
+            raise TaskError(f"{item.where}.name: {TYPE_TEMPLATE} is the type check every task gets from "
+                            "its vocabulary's types; give the template another name")
         seen.add(name)
-        templates.append(InvariantTemplate(name, kind, item.str("meaning", ""), tla))
+        templates.append(InvariantTemplate(name, kind, item.str("meaning", ""), tla, item.flag("defines", False)))
     if not templates:
         raise TaskError(f"{path}: no invariant templates")
     return tuple(templates), fields.str("definitions", "")
@@ -453,6 +479,7 @@ def load_task(directory: Path) -> Task:
     reference = root.sub("reference")
     invariants_file = _existing(directory, root.str("invariants"), f"{path}.invariants")
     templates, definitions = _templates(invariants_file)
+    templates = (type_template(vocabulary), *templates)
     mutants_file = root.str("mutants", "")
     runtime = root.sub("phases", required=False).sub("runtime", required=False)
     invariants = root.sub("phases", required=False).sub("invariants", required=False)

@@ -157,3 +157,15 @@ def test_what_is_no_board_reads_as_an_empty_one(junk: Any) -> None:
     board = Board.from_json(junk)
     assert (board.cells, board.models, board.tasks, board.schema) == ((), (), (), None)
     assert report.merge(junk if isinstance(junk, dict) else None, board) == board
+
+
+def test_p4s_plain_share_of_templates_held_is_kept_beside_the_weighted_score() -> None:
+    """The original benchmark counts templates; ours weighs the defining ones.  The board keeps both."""
+    record = PhaseRecord.of("spin", "m", 0, PhaseResult("invariants", Status.FAILED, 0.346154, "MutualExclusion violated",
+                                                        {"fraction": 0.777778, "failure_class": "safety_violation"}))
+    board = report.build([record.to_json()], {}, "run")
+    (cell,) = board.cells
+    assert cell.phases["invariants"].template_fraction == 0.777778
+    assert board.to_json()["cells"][0]["phases"]["invariants"]["template_fraction"] == 0.777778
+    _read_back(board)
+    assert "0.778 held" in render(board)

@@ -159,3 +159,51 @@ def test_pluscals_terminating_step_is_not_an_action_to_cover(scorer: Scorer, tmp
     assert result.details["not_covered"] == ["Terminating"]
     assert "Terminating" not in result.details["actions"]
 
+
+
+def _canonical_spin(spinning: str) -> str:
+    """The reference spin spec in the task's own names, its spinning threads' pc written as given."""
+    import re
+
+    text = (ROOT / "tasks" / "spin" / "reference" / "Spin.tla").read_text()
+    text = re.sub(r'(?<!")\block\b(?!")', "locked", text).replace("callType", "request")
+    return text.replace('"cs"', '"locked"').replace('"spin"', f'"{spinning}"')
+
+
+@pytest.mark.parametrize("spinning", ["spinning", "waiting"])
+def test_a_value_outside_the_tasks_types_is_the_specs_failure(scorer: Scorer, tmp_path: Path, spinning: str) -> None:
+    """A spin spec in the canonical names that writes "waiting" where the vocabulary says
+    "spinning" would keep every template about spinning threads vacuously: the type check every
+    task gets from its vocabulary fails it, and names the variable and the value."""
+    source = _replay(tmp_path, _canonical_spin(spinning))
+    (tmp_path / "spin" / "Spin.cfg").write_text((ROOT / "tasks" / "spin" / "reference" / "Spin.cfg").read_text())
+    result = scorer.cell(TASK, source).result("invariants")
+    if spinning == "spinning":
+        assert result.status is Status.PASSED and result.score == 1.0, result.reason
+        return
+    assert result.status is Status.FAILED and result.score < 0.7, result.reason
+    assert result.details["failure_class"] == "type_violation"
+    assert result.details["defining_broken"] == ["TypeOK"]
+    assert 'TypeOK violated: pc = ' in result.reason and '"waiting"' in result.reason
+    assert "outside the type the task declares for pc" in result.reason
+    # Not one of the original benchmark's templates: its fraction is over those alone.
+    assert result.details["fraction"] == 1.0
+
+
+@pytest.mark.parametrize("task, broken, unfair", [
+    ("spin", "acquire-ignores-lock", "no-unlock-fairness"),
+    ("mutex", "handoff-clears-bit", "no-release-fairness"),
+])
+def test_a_broken_defining_property_ranks_below_missing_fairness(scorer: Scorer, task: str, broken: str,
+                                                                 unfair: str) -> None:
+    """Counting templates would rank a lock that lets two threads in above a correct lock that
+    declares no fairness (it loses fewer templates); mutual exclusion defines a lock."""
+    lock = load_task(ROOT / "tasks" / task)
+    two_in = scorer.cell(lock, MutantSource(broken)).result("invariants")
+    no_fairness = scorer.cell(lock, MutantSource(unfair)).result("invariants")
+    assert two_in.details["defining_broken"] == ["MutualExclusion"], two_in.reason
+    assert no_fairness.details["defining_broken"] == [] and no_fairness.details["failure_class"] == "fairness_missing"
+    assert two_in.score < no_fairness.score < 1.0
+    assert "a defining property fails: MutualExclusion" in two_in.reason
+    # The original's plain fraction is kept for comparison, and it ranks them the other way round.
+    assert two_in.details["fraction"] >= no_fairness.details["fraction"]

@@ -7,7 +7,8 @@ from hypothesis import given, strategies as st
 
 from pytest_sysmobench.record import PhaseRecord
 from pytest_sysmobench.leaderboard.charges import charge_of
-from pytest_sysmobench.scoring import WEIGHTS, Cause, Charge, PhaseResult, Status, composite, gate, pass_at_k
+from pytest_sysmobench.scoring import (WEIGHTS, Cause, Charge, PhaseResult, Status, TemplateVerdict, composite, gate,
+                                      pass_at_k, template_score)
 
 SCORES = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 
@@ -90,3 +91,30 @@ def test_the_board_reads_a_record_with_the_charge_its_result_had(result: PhaseRe
     old = {k: v for k, v in record.items() if k not in ("charged_to", "cause")}
     default = PhaseResult(result.phase, result.status, result.score, result.reason)
     assert charge_of(old) == (default.charged_to.value, default.cause.value if default.cause else None)
+
+
+_FLAGS = st.lists(st.booleans(), min_size=1, max_size=16)  # defines, per template
+
+
+@given(_FLAGS, st.data())
+def test_breaking_a_defining_template_ranks_below_keeping_them_all(defines: list[bool], data: st.DataObject) -> None:
+    """Whatever else holds: a spec that keeps every defining template scores above one that
+    breaks any, on the same task."""
+    if not any(defines):
+        return
+    n = len(defines)
+    keeps = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    breaks = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    keeps = [held or d for held, d in zip(keeps, defines)]
+    victim = data.draw(st.sampled_from([i for i, d in enumerate(defines) if d]))
+    breaks[victim] = False
+    score = lambda held: template_score([TemplateVerdict(h, d) for h, d in zip(held, defines)])  # noqa: E731
+    assert score(breaks) < score(keeps)
+    assert 0.0 <= score(breaks) and score(keeps) <= 1.0
+
+
+@given(st.lists(st.booleans(), min_size=1, max_size=16))
+def test_without_defining_templates_p4_is_the_fraction_of_templates_held(held: list[bool]) -> None:
+    score = template_score([TemplateVerdict(h) for h in held])
+    assert score == pytest.approx(sum(held) / len(held), abs=1e-6)
+    assert (score == 1.0) == all(held) and template_score([]) is None

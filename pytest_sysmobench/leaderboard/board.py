@@ -31,7 +31,7 @@ from ..cache import atomic_write_text
 from ..scoring import PHASES, WEIGHTS, Cause, Charge, PhaseResult, Status, composite, pass_at_k, phase_of
 from . import html as html_report
 from .charges import cell_charge, charge_of
-from .records import JSON, SCHEMA, Board, CellRow, ModelRow, PhaseCell, TaskRow, as_board
+from .records import JSON, SCHEMA, Board, CellRow, ModelRow, PhaseCell, TaskRow, as_board, real
 
 Record = Mapping[str, JSON]
 
@@ -72,8 +72,9 @@ def _phase(record: Record) -> PhaseCell:
     charged_to, cause = charge_of(record)
     klass = record.get("failure_class") or (record.get("details") or {}).get("failure_class")
     failed = klass and record["status"] == Status.FAILED.value
+    fraction = (record.get("details") or {}).get("fraction") if record.get("phase") == "invariants" else None
     return PhaseCell(record.get("score"), record["status"], record.get("reason", ""), charged_to, cause,
-                     klass if failed else None)
+                     klass if failed else None, real(fraction))
 
 
 def _phase_counts(cell: CellRow, phase: str) -> bool:

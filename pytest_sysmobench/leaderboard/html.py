@@ -135,6 +135,9 @@ def _phase_cell(result: PhaseCell | None) -> str:
         shown += f" <small>({_e(result.failure_class)})</small>"
     elif status not in ("passed", "failed"):
         shown += f" <small>{_e(status.replace('_', ' '))}</small>" if score is not None else ""
+    if result.template_fraction is not None and result.template_fraction != score:
+        shown += (' <small title="the original benchmark\'s share of templates held">'
+                  f"{_number(result.template_fraction)} held</small>")
     css = status if status in ("passed", "failed") else "other"
     if not result.is_spec:  # the spec's outcomes are the default and go unmarked
         shown += f'<small class="charge">benchmark: {_e(result.cause)}</small>'

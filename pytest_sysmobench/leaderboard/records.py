@@ -41,6 +41,8 @@ class PhaseCell:
     cause: str | None
     #: Why a failed phase failed, as a class the board counts per model.
     failure_class: str | None = None
+    #: P4: the original benchmark's plain share of its templates held, beside our weighted score.
+    template_fraction: float | None = None
 
     @property
     def is_spec(self) -> bool:
@@ -55,6 +57,8 @@ class PhaseCell:
                                  "charged_to": self.charged_to, "cause": self.cause}
         if self.failure_class is not None:
             data["failure_class"] = self.failure_class
+        if self.template_fraction is not None:
+            data["template_fraction"] = self.template_fraction
         return data
 
     @classmethod
@@ -63,7 +67,8 @@ class PhaseCell:
         # Charged from what is kept, so that a score read as unknown is never the spec's.
         charged_to, cause = charge_of({"score": score, "status": status, "reason": reason,
                                        "charged_to": data.get("charged_to"), "cause": data.get("cause")})
-        return cls(score, status, reason, charged_to, cause, text(data.get("failure_class")) or None)
+        return cls(score, status, reason, charged_to, cause, text(data.get("failure_class")) or None,
+                   real(data.get("template_fraction")))
 
 
 @dataclass(frozen=True)

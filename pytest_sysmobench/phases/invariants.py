@@ -25,8 +25,8 @@ from ..cache import digest
 from ..evaluator import EvaluatorError, Translation
 from ..failures import invariants_class
 from ..mapping import Mapping
-from ..scoring import Cause, PhaseResult, Status
-from ..tasks import InvariantTemplate, Task
+from ..scoring import Cause, PhaseResult, Status, TemplateVerdict, template_score
+from ..tasks import TYPE_MARK, TYPE_TEMPLATE, InvariantTemplate, Task
 from ..tla import modules
 from ..tla.cfg import EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215, Config
 from ..tla.messages import UNFINISHED, TlcResult, Verdict
@@ -130,6 +130,8 @@ class TemplateOutcome:
     states: int | None = None
     trace: list[str] = field(default_factory=list)
     stuttering: bool = False  # a liveness counterexample that ends stuttering
+    defines: bool = False  # the template states a property that defines the system
+    counted: bool = True  # one of the templates the original benchmark's fraction counts
 
     def as_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -217,10 +219,28 @@ class _Unparsable(Exception):
     """The generated check module does not parse: a mapping (or translation) fault."""
 
 
+def _type_violation(result: TlcResult) -> str:
+    """Which variable left its declared type, and with what value, as the type template printed it."""
+    prefix = f'<<"{TYPE_MARK}", "'
+    for line in result.print_lines:
+        text = line.strip()
+        if text.startswith(prefix):
+            name, _, value = text[len(prefix):].partition('", ')
+            return f"{name} = {value.removesuffix('>>').strip()} is outside the type the task declares for {name}"
+    return result.summary()
+
+
 def _verdict_outcome(checker: _Checker, template: InvariantTemplate, result: TlcResult, violated: bool) -> TemplateOutcome:
     states = result.distinct_states
+    if template.name == TYPE_TEMPLATE and result.verdict is Verdict.EVAL_ERROR and not violated:
+        # TLC cannot even compare a value of another shape with the type (a tuple where the type
+        # is a set): as much outside the type as a wrong element.
+        return TemplateOutcome(template.name, template.kind, "failed",
+                               f"{template.name} violated: a value of another shape than the task declares: "
+                               f"{result.summary()}", states, _trace_preview(result))
     if violated:
-        return TemplateOutcome(template.name, template.kind, "failed", f"{template.name} violated: {result.summary()}",
+        what = _type_violation(result) if template.name == TYPE_TEMPLATE else result.summary()
+        return TemplateOutcome(template.name, template.kind, "failed", f"{template.name} violated: {what}",
                                states, _trace_preview(result), any(s.stuttering for s in result.trace))
     if result.verdict is Verdict.OK:
         bounded = next((w for w in result.warnings if w.startswith(BOUNDED_NOTE)), None)
@@ -296,8 +316,11 @@ def _liveness(checker: _Checker, templates: list[InvariantTemplate], together: b
 
 
 def _order(task: Task, outcomes: list[TemplateOutcome]) -> list[TemplateOutcome]:
-    position = {t.name: i for i, t in enumerate(task.templates)}
-    return sorted(outcomes, key=lambda o: position[o.name])
+    """In the task's order, each marked with what its template means for the score."""
+    templates = {t.name: (i, t) for i, t in enumerate(task.templates)}
+    ordered = sorted(outcomes, key=lambda o: templates[o.name][0])
+    return [dataclasses.replace(o, defines=templates[o.name][1].defines, counted=templates[o.name][1].counted)
+            for o in ordered]
 
 
 def _sany_screen(ctx: CellContext, translations: list[Translation]) -> list[Translation]:
@@ -406,6 +429,9 @@ def _verdict(outcomes: list[TemplateOutcome], info: dict[str, Any], spec: str = 
     or fails, whatever stopped its check."""
     passed = sum(1 for o in outcomes if o.status == "passed")
     failed = [o for o in outcomes if o.status == "failed"]
+    counted = [o for o in outcomes if o.counted]
+    score = template_score([TemplateVerdict(o.status == "passed", o.defines) for o in outcomes])
+    broken = [o.name for o in failed if o.defines]
     details: dict[str, Any] = {
         "templates": [o.as_dict() for o in outcomes],
         **info,
@@ -413,18 +439,26 @@ def _verdict(outcomes: list[TemplateOutcome], info: dict[str, Any], spec: str = 
         "decided": len(outcomes),
         "total": len(outcomes),
         "states": {o.name: o.states for o in outcomes},
+        # The original benchmark's score, for comparison: its templates held, each counted once.
+        "fraction": round(sum(1 for o in counted if o.status == "passed") / len(counted), 6) if counted else None,
+        "defining": [o.name for o in outcomes if o.defines],
+        "defining_broken": broken,
     }
     if not outcomes:
         return PhaseResult("invariants", Status.SKIPPED, None, "skipped: the task has no invariant templates", details,
                            cause=Cause.TASK)
     if failed:
         # A violation says most about the spec: it leads the reason, before a stopped check.
-        first = next((o for o in failed if " violated" in o.reason), failed[0])
+        # A broken defining property first: it is what weighs most.
+        first = next((o for o in failed if o.defines and " violated" in o.reason),
+                     next((o for o in failed if " violated" in o.reason), failed[0]))
         trace = ("\n" + "\n".join(first.trace)) if first.trace else ""
-        reason = f"{passed}/{len(outcomes)} templates hold; {first.reason}{trace}"
+        weighed = f" (a defining property fails: {', '.join(broken)})" if broken else ""
+        others = [o.name for o in failed if o is not first]
+        also = f"; also failed: {', '.join(others)}" if others else ""
+        reason = f"{passed}/{len(outcomes)} templates hold{weighed}{also}; {first.reason}{trace}"
         klass = invariants_class([o.as_dict() for o in failed], spec)
-        return PhaseResult("invariants", Status.FAILED, round(passed / len(outcomes), 6), reason,
-                           {**details, "failure_class": klass})
+        return PhaseResult("invariants", Status.FAILED, score, reason, {**details, "failure_class": klass})
     bounded = sum(1 for o in outcomes if o.reason.startswith("holds in the explored part"))
     note = f" ({bounded} within the work bound of {info.get('work_bound', {}).get('generated')} generated states)" \
         if bounded else ""
