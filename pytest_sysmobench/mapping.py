@@ -130,17 +130,23 @@ class Mapping:
     state: tuple[SpecState, ...] = ()  # P3: spec variable <- canonical state
     internal: tuple[ActionCall, ...] = ()  # spec actions that may take unobserved steps
     version: int = 1
+    #: Canonical variables the spec does not model (listed under ``unmodelled``, or left out):
+    #: P3 judges the windows on the others, and a P4 template that reads one fails.
+    unmodelled: tuple[str, ...] = ()
 
     def substitutions(self) -> str:
-        """The WITH clause of an INSTANCE of the canonical module inside the spec."""
+        """The WITH clause of an INSTANCE of the canonical module inside the spec.  An unmodelled
+        variable gets a value no template that is checked reads (those that read it are not)."""
         subs = [f"{name} <- ({expr})" for name, expr in self.constants]
         subs += [f"{v.canonical} <- {v.spec_to_canonical()}" for v in self.variables]
+        subs += [f'{name} <- "{UNMODELLED}"' for name in self.unmodelled]
         return ",\n    ".join(subs)
 
     def describe(self) -> str:
         if self.identity:
             return "identity mapping (the spec uses the canonical names)"
         parts = [f"{n} <- {e}" for n, e in self.constants] + [v.describe() for v in self.variables]
+        parts += [f"{name} unmodelled" for name in self.unmodelled]
         parts += [s.describe() for s in self.state]
         parts += [a.describe() for a in self.actions if a.calls != (ActionCall(a.canonical),)]
         return "; ".join(parts)
@@ -319,7 +325,9 @@ def load_mapping(path: Path, task: Task) -> Mapping:
     return mapping_from_data(data, task, str(path))
 
 
-_TOP_LEVEL = {"version", "constants", "variables", "actions", "state", "internal", "auxiliary"}
+_TOP_LEVEL = {"version", "constants", "variables", "actions", "state", "internal", "auxiliary", "unmodelled"}
+#: What an unmodelled canonical variable stands for in the generated modules.
+UNMODELLED = "sysmo: unmodelled"
 
 
 def mapping_from_data(data: Any, task: Task, path: str) -> Mapping:
@@ -344,9 +352,9 @@ def mapping_from_data(data: Any, task: Task, path: str) -> Mapping:
     for name in variables_raw:
         if name not in canonical_vars:
             raise MappingError(f"{where} variables.{name} is not a canonical variable of task {task.name}")
-    missing = sorted(canonical_vars - set(variables_raw))
-    if missing:
-        raise MappingError(f"{where} no mapping for canonical variable(s) {', '.join(missing)}")
+    unmodelled = _unmodelled(fields.get("unmodelled"), where, canonical_vars, set(variables_raw))
+    # Left out is unmodelled too; the list says so on purpose (and the board shows both alike).
+    unmodelled += tuple(sorted(canonical_vars - set(variables_raw) - set(unmodelled)))
     for name in constants_raw:
         if name not in canonical_consts:
             raise MappingError(f"{where} constants.{name} is not a canonical constant of task {task.name}")
@@ -371,4 +379,19 @@ def mapping_from_data(data: Any, task: Task, path: str) -> Mapping:
     if any(a.before or a.after for a in actions) and not internal:
         raise MappingError(f"{where} an action allows internal steps but 'internal' names no spec action for them")
     return Mapping(constants, variables, tuple(actions), identity=False, source=path, state=tuple(state),
-                   internal=internal, version=int(version))
+                   internal=internal, version=int(version), unmodelled=unmodelled)
+
+
+def _unmodelled(raw: Any, where: str, canonical_vars: set[str], mapped: set[str]) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise MappingError(f"{where} unmodelled: expected a list of canonical variables the spec does not model")
+    names = []
+    for k, name in enumerate(raw):
+        if name not in canonical_vars:
+            raise MappingError(f"{where} unmodelled[{k}]: {name!r} is not a canonical variable")
+        if name in mapped:
+            raise MappingError(f"{where} unmodelled[{k}]: {name} is also mapped under variables")
+        names.append(str(name))
+    return tuple(dict.fromkeys(names))

@@ -7,6 +7,7 @@ names the file and the field, instead of surfacing later as a confusing TLC erro
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -126,7 +127,7 @@ def type_template(vocabulary: Vocabulary) -> InvariantTemplate:
     ``"spinning"`` would keep every template about spinning threads vacuously.  A variable outside
     its type prints its name and value, so the verdict can say which one and what it held."""
     conjuncts = [f'    /\\ ({v.name} \\in {v.type} \\/ Print(<<"{TYPE_MARK}", "{v.name}", {v.name}>>, FALSE))'
-                 for v in vocabulary.variables]
+                 for v in vocabulary.variables] or ["    TRUE"]
     return InvariantTemplate(TYPE_TEMPLATE, "safety",
                              "Every variable holds a value of the type the task declares for it.",
                              f"{TYPE_TEMPLATE} ==\n" + "\n".join(conjuncts), defines=True, counted=False)
@@ -241,12 +242,33 @@ class Task:
     cell_budget_s: float = CELL_BUDGET_S
     invariants_file: Path | None = None
 
+    def variables_read(self, template: InvariantTemplate) -> frozenset[str]:
+        """The canonical variables a template reads, itself or through the task's definitions."""
+        return _variables_read(template.tla, self.template_definitions,
+                               frozenset(v.name for v in self.vocabulary.variables))
+
     def vocabulary_type(self, variable: str) -> str:
         return next((v.type for v in self.vocabulary.variables if v.name == variable), "?")
 
     @property
     def default_constants(self) -> dict[str, str]:
         return {c.name: c.value for c in self.vocabulary.constants}
+
+
+@functools.lru_cache(maxsize=512)
+def _variables_read(tla: str, definitions: str, variables: frozenset[str]) -> frozenset[str]:
+    from .tla.grammar import referenced_names
+    from .tla.modules import module, top_level_units
+
+    uses = {u.name: referenced_names(u.text) for u in top_level_units(module("SysmoDefinitions", definitions))}
+    seen: set[str] = set()
+    pending = set(referenced_names(tla))
+    while pending:
+        name = pending.pop()
+        if name not in seen:
+            seen.add(name)
+            pending |= uses.get(name, frozenset())
+    return frozenset(seen & variables)
 
 
 class _Fields:

@@ -291,3 +291,47 @@ def test_charged_stop_says_which_stop(scorer: Scorer, tmp_path: Path) -> None:
     assert "stops TLC itself" in _work.charged_stop(ctx, "TLC", 5, 'Init == TLCSet("exit", TRUE)')
     assert "5 s safety net" in _work.charged_stop(ctx, "TLC", 5, "Init == x = 0")
     shutil.rmtree(tmp_path / "run", ignore_errors=True)
+
+
+def _without_call_type(spec: str) -> str:
+    """The reference spin spec with no record of which call a thread is in: a coarser spec."""
+    spec = spec.replace("    pc,         \\* pc[t]", "    pc          \\* pc[t]").replace(
+        "    callType    \\* callType[t] \\in {\"none\", \"lock\", \"try\"}: the call t is in or holds the lock through\n", "")
+    spec = spec.replace("vars == <<lock, pc, callType>>", "vars == <<lock, pc>>")
+    spec = spec.replace('    /\\ callType \\in [Threads -> {"none", "lock", "try"}]\n', "")
+    spec = spec.replace('    /\\ callType = [t \\in Threads |-> "none"]\n', "")
+    for line in ('    /\\ callType\' = [callType EXCEPT ![t] = "lock"]\n', '    /\\ callType\' = [callType EXCEPT ![t] = "try"]\n',
+                 '    /\\ callType\' = [callType EXCEPT ![t] = "none"]\n'):
+        spec = spec.replace(line, "")
+    spec = spec.replace("    /\\ UNCHANGED callType\n", "").replace("    /\\ UNCHANGED lock\n", "    /\\ UNCHANGED lock\n")
+    assert "callType" not in spec, spec
+    return spec
+
+
+@pytest.mark.parametrize("how", ["listed", "left out"])
+def test_a_coarser_spec_is_scored_on_what_it_models(scorer: Scorer, tmp_path: Path, how: str) -> None:
+    """A spec with no record of which call a thread is in cannot give the task's request: its
+    mapping says so (a list, or by leaving it out).  P3 judges every window on locked and pc;
+    the templates that read request fail, charged to the spec; the rest are checked.  Correct
+    and with a seeded bug, each gets a composite, and the correct one ranks above the bug."""
+    mapping = yaml.safe_load(yaml.safe_dump(MAPPING))
+    del mapping["variables"]["request"]
+    if how == "listed":
+        mapping["unmodelled"] = ["request"]
+    coarse = _without_call_type(REFERENCE)
+    bug = next(m for m in TASK.mutants if m.name == "acquire-ignores-lock").apply(REFERENCE, REFERENCE_CFG)[0]
+    correct = _score(scorer, _replay(tmp_path / "correct", coarse, REFERENCE_CFG, mapping))
+    broken = _score(scorer, _replay(tmp_path / "broken", _without_call_type(bug), REFERENCE_CFG, mapping))
+    for results in (correct, broken):
+        _spec_charged(results)
+        assert results["conformance"].details["unmodelled"] == ["request"]
+        assert results["invariants"].details["modelled"] == "2 of 3 variables"
+    assert correct["conformance"].status is Status.PASSED, correct["conformance"].reason
+    assert "unmodelled: request" in correct["conformance"].reason
+    invariants = correct["invariants"]
+    unread = {t["name"] for t in invariants.details["templates"] if "unmodelled" in t["reason"]}
+    assert unread == {"TryLockNoSpinning", "BlockingVsNonBlockingSemantics", "RequestConsistency"}
+    held = {t["name"] for t in invariants.details["templates"] if t["status"] == "passed"}
+    assert {"TypeOK", "MutualExclusion", "LockConsistency", "NoDeadlock", "EventualRelease"} <= held
+    assert "MutualExclusion violated" in broken["invariants"].reason
+    assert _composite(broken) < _composite(correct) < 1.0

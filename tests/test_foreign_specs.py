@@ -299,6 +299,9 @@ def test_yaml_aliases_are_refused_before_they_expand(tmp_path: Path) -> None:
      "'internal' names no spec action"),
     ("variables: {locked: lock, pc: pc, request: callType}\nactions: {Fly: Lock}", "actions.Fly is not a canonical action"),
     ("variables: {locked: lock, pc: pc, request: callType}\nsurprise: 1", "unknown field(s) surprise"),
+    ("variables: {locked: lock, pc: pc}\nunmodelled: [requests]", "unmodelled[0]: 'requests' is not a canonical"),
+    ("variables: {locked: lock, pc: pc}\nunmodelled: [pc]", "unmodelled[0]: pc is also mapped"),
+    ("variables: {locked: lock, pc: pc}\nunmodelled: request", "unmodelled: expected a list"),
 ])
 def test_mapping_errors_name_the_file_and_the_field(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "mapping.yaml"
@@ -306,6 +309,16 @@ def test_mapping_errors_name_the_file_and_the_field(tmp_path: Path, text: str, m
     with pytest.raises(MappingError) as info:
         load_mapping(path, load_task(ROOT / "tasks" / "spin"))
     assert str(path) in str(info.value) and message in str(info.value)
+
+
+def test_a_canonical_variable_left_out_of_a_mapping_is_unmodelled_as_if_listed(tmp_path: Path) -> None:
+    task = load_task(ROOT / "tasks" / "spin")
+    path = tmp_path / "mapping.yaml"
+    for text in ("variables: {locked: lock, pc: pc}", "variables: {locked: lock, pc: pc}\nunmodelled: [request]"):
+        path.write_text(text)
+        mapping = load_mapping(path, task)
+        assert mapping.unmodelled == ("request",) and "request unmodelled" in mapping.describe()
+        assert 'request <- "sysmo: unmodelled"' in mapping.substitutions()
 
 
 def test_actions_tlc_cannot_name_are_counted_one_by_one(scorer: Scorer, tmp_path: Path) -> None:

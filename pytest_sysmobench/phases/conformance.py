@@ -237,6 +237,7 @@ def _verdict(outcomes: list[_ActionOutcome], whole: list[dict[str, Any]], corpus
         "traces": whole,
         "trace_corpus_sha256": corpus.sha256,
         "mapping": codec.mapping.describe(),
+        "unmodelled": list(codec.mapping.unmodelled),
         "defaults": dict(codec.defaults),
         **codec.provenance,
     }
@@ -244,11 +245,14 @@ def _verdict(outcomes: list[_ActionOutcome], whole: list[dict[str, Any]], corpus
         return PhaseResult("conformance", Status.SKIPPED, None, "skipped: the traces have no windows of target actions",
                            details, cause=Cause.NO_TRACES)
     failing = [o for o in outcomes if o.score < 1.0]
+    unmodelled = codec.mapping.unmodelled
+    judged = f" (judged on the variables the spec models; unmodelled: {', '.join(unmodelled)})" if unmodelled else ""
     if not failing:
-        return PhaseResult("conformance", Status.PASSED, 1.0, f"all {total} windows of {len(outcomes)} actions conform", details)
+        return PhaseResult("conformance", Status.PASSED, 1.0,
+                           f"all {total} windows of {len(outcomes)} actions conform{judged}", details)
     first = failing[0]
     names = ", ".join(f"{o.action} ({o.passed}/{o.windows})" for o in failing)
-    reason = f"{len(outcomes) - len(failing)}/{len(outcomes)} actions conform; failing: {names}"
+    reason = f"{len(outcomes) - len(failing)}/{len(outcomes)} actions conform{judged}; failing: {names}"
     if codec.lost:
         reason += f"\nstates the spec cannot represent under its mapping: {codec.lost_reason}"
     if first.error:

@@ -26,7 +26,7 @@ from ..evaluator import EvaluatorError, Translation
 from ..failures import invariants_class
 from ..mapping import Mapping
 from ..scoring import Cause, PhaseResult, Status, TemplateVerdict, template_score
-from ..tasks import TYPE_MARK, TYPE_TEMPLATE, InvariantTemplate, Task
+from ..tasks import TYPE_MARK, TYPE_TEMPLATE, InvariantTemplate, Task, type_template
 from ..tla import modules
 from ..tla.cfg import EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215, Config
 from ..tla.messages import UNFINISHED, TlcResult, Verdict
@@ -52,6 +52,7 @@ def check_module_name(task: Task) -> str:
 
 
 def canon_module(task: Task, templates: Sequence[InvariantTemplate] | None = None, constraint: bool = True) -> str:
+    """The templates over the canonical vocabulary, in a module of their own."""
     vocab = task.vocabulary
     lines = []
     if vocab.constants:
@@ -112,10 +113,11 @@ def work_lines(task: Task, mark: str) -> list[str]:
             f'{PREFIX}{WORK_BOUND} == SysmoWork!Within({task.invariants.generated}, "{mark}")']
 
 
-def check_module(task: Task, mapping: Mapping, mark: str) -> str:
+def check_module(task: Task, mapping: Mapping, mark: str, templates: Sequence[InvariantTemplate] | None = None,
+                 constraint: bool = True) -> str:
     lines = [f"SysmoCanon == INSTANCE {canon_module_name(task)} WITH\n    {mapping.substitutions()}"]
-    lines += [f"{PREFIX}{t.name} == SysmoCanon!{t.name}" for t in task.templates]
-    if task.invariants.constraint:
+    lines += [f"{PREFIX}{t.name} == SysmoCanon!{t.name}" for t in (task.templates if templates is None else templates)]
+    if constraint and task.invariants.constraint:
         lines.append(f"{PREFIX}{CONSTRAINT} == SysmoCanon!{CONSTRAINT}")
     lines += work_lines(task, mark)
     return modules.module(check_module_name(task), "\n".join(lines), (task.module,))
@@ -172,12 +174,13 @@ class _Checker:
         self._stops: dict[int, tuple[TlcResult, str]] = {}
 
     @classmethod
-    def mapped(cls, ctx: CellContext, mapping: Mapping, config: Config) -> _Checker:
-        if ctx.task.invariants.constraint:
+    def mapped(cls, ctx: CellContext, mapping: Mapping, config: Config, modelled: _Modelled) -> _Checker:
+        task, templates = ctx.task, modelled.templates
+        if modelled.constraint:
             config = config.with_section("CONSTRAINT", [PREFIX + CONSTRAINT])
         return cls(ctx, {
-            f"{canon_module_name(ctx.task)}.tla": canon_module(ctx.task),
-            f"{check_module_name(ctx.task)}.tla": check_module(ctx.task, mapping, work_mark(ctx)),
+            f"{canon_module_name(task)}.tla": canon_module(task, templates, modelled.constraint),
+            f"{check_module_name(task)}.tla": check_module(task, mapping, work_mark(ctx), templates, modelled.constraint),
         }, config)
 
     def run(self, job: str, keyword: str, names: list[str], also: Sequence[tuple[str, list[str]]] = ()) -> TlcResult:
@@ -213,6 +216,41 @@ class _Checker:
             budget = self.task.invariants.budget_s
             self._stops[key] = (result, _work.charged_stop(self.ctx, "TLC", budget, self.ctx.candidate.tla or ""))
         return self._stops[key][1]
+
+
+@dataclass(frozen=True)
+class _Modelled:
+    """What P4 can check of a spec whose mapping leaves canonical variables unmodelled: the
+    templates that read none of them (the type check over the modelled ones), and whether the
+    task's constraint can bound the search.  A template that reads one fails unchecked."""
+
+    templates: tuple[InvariantTemplate, ...]
+    unread: tuple[TemplateOutcome, ...]
+    constraint: bool
+
+    @classmethod
+    def of(cls, task: Task, mapping: Mapping) -> _Modelled:
+        missing = set(mapping.unmodelled)
+        kept: list[InvariantTemplate] = []
+        unread: list[TemplateOutcome] = []
+        for template in task.templates:
+            reads = sorted(task.variables_read(template) & missing)
+            if template.name == TYPE_TEMPLATE:
+                modelled = [v for v in task.vocabulary.variables if v.name not in missing]
+                kept.append(type_template(dataclasses.replace(task.vocabulary, variables=tuple(modelled))))
+            elif reads:
+                unread.append(TemplateOutcome(template.name, template.kind, "failed",
+                                              f"{template.name}: reads {', '.join(reads)}, which the mapping leaves "
+                                              "unmodelled (charged to the spec: the property is not checked)"))
+            else:
+                kept.append(template)
+        constraint = bool(task.invariants.constraint) and not (_constraint_reads(task) & missing)
+        return cls(tuple(kept), tuple(unread), constraint)
+
+
+def _constraint_reads(task: Task) -> frozenset[str]:
+    probe = InvariantTemplate(CONSTRAINT, "safety", "", f"{CONSTRAINT} ==\n    {task.invariants.constraint}")
+    return task.variables_read(probe)
 
 
 class _Unparsable(Exception):
@@ -378,6 +416,16 @@ def _mapping_problem(ctx: CellContext, mapping: Mapping) -> str | None:
     return codec.lost_reason or None
 
 
+def _modelled_info(task: Task, mapping: Mapping, modelled: _Modelled) -> dict[str, Any]:
+    variables = [v.name for v in task.vocabulary.variables]
+    constraint = task.invariants.constraint or None
+    if constraint and not modelled.constraint:
+        constraint = f"not applied: it reads {', '.join(sorted(_constraint_reads(task) & set(mapping.unmodelled)))}, " \
+                     "which the mapping leaves unmodelled (the work bound alone bounds the search)"
+    return {"modelled": f"{len(variables) - len(mapping.unmodelled)} of {len(variables)} variables",
+            "unmodelled": list(mapping.unmodelled), "task_constraint": constraint}
+
+
 def _does_not_fit(problem: str, info: dict[str, Any]) -> PhaseResult:
     """The mapping that came with the spec (or that its evaluator proposed) does not fit it:
     the submission's failure, scored 0."""
@@ -400,12 +448,14 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
         return clash
     mapping, inferred = given_or_inferred(ctx)
     if mapping is not None:
-        info: dict[str, Any] = {"mapping": mapping.describe(), **inferred,
-                                "task_constraint": ctx.task.invariants.constraint or None}
+        modelled = _Modelled.of(ctx.task, mapping)
+        info: dict[str, Any] = {"mapping": mapping.describe(), **inferred, **_modelled_info(ctx.task, mapping, modelled)}
         problem = _mapping_problem(ctx, mapping)
         if problem is not None:
             return _does_not_fit(problem, info)
-        checker = _Checker.mapped(ctx, mapping, config)
+        checker = _Checker.mapped(ctx, mapping, config, modelled)
+        outcomes = list(modelled.unread)
+        templates = list(modelled.templates)
     elif ctx.evaluator is not None:
         prepared = _translated(ctx, config)
         if isinstance(prepared, PhaseResult):

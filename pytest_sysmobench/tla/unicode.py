@@ -23,9 +23,10 @@ from __future__ import annotations
 import bisect
 import re
 import time
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+
+from . import grammar
 
 #: Unicode operator symbol -> its ASCII form.  The rows of the TLA+ Unicode standard
 #: (tlaplus/tlaplus-standard ``unicode/tla-unicode.csv``; where it lists several ASCII forms the
@@ -135,21 +136,6 @@ def _regions(text: str) -> _Regions:
     return regions.seal(len(text))
 
 
-_LANGUAGE: object | None = None
-
-
-def _grammar() -> object:
-    global _LANGUAGE
-    if _LANGUAGE is None:
-        import tree_sitter
-        import tree_sitter_tlaplus
-
-        with warnings.catch_warnings():  # the binding hands over an int, which tree-sitter 0.25+ deprecates
-            warnings.simplefilter("ignore", DeprecationWarning)
-            _LANGUAGE = tree_sitter.Language(tree_sitter_tlaplus.language())
-    return _LANGUAGE
-
-
 _PROTECTED_NODES = "[(comment) (block_comment)] @comment (string) @string"
 
 
@@ -162,7 +148,7 @@ def _grammar_regions(text: str) -> tuple[_Regions, bool] | None:
     try:
         import tree_sitter
 
-        language = _grammar()
+        language = grammar.language()
         # The grammar has no Unicode prime; ' takes its place one character for one, offsets kept.
         data = text.replace("′", "'").encode("utf-8")
         view = memoryview(data)  # slices of a view: the read callback then allocates nothing
