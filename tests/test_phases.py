@@ -207,3 +207,35 @@ def test_a_broken_defining_property_ranks_below_missing_fairness(scorer: Scorer,
     assert "a defining property fails: MutualExclusion" in two_in.reason
     # The original's plain fraction is kept for comparison, and it ranks them the other way round.
     assert two_in.details["fraction"] >= no_fairness.details["fraction"]
+
+
+def test_an_action_only_a_deep_state_enables_is_credited_from_the_traces(scorer: Scorer, tmp_path: Path) -> None:
+    """A BFS one level deep, no random walks: only Lock and TryLock fire from Init.  Acquire,
+    Unlock and TryLockFail need a thread already in lock() or holding it, which every trace of
+    the real lock passes through: one step of the spec from each traced state credits them."""
+    from pytest_sysmobench.phases.runtime import next_action
+
+    shallow = dataclasses.replace(TASK, runtime=dataclasses.replace(TASK.runtime, bfs_depth=1, simulations=0))
+    cell = scorer.cell(shallow, ReferenceSource(), traces_dir=ROOT / "data" / "traces")
+    result = cell.result("runtime")
+    assert result.status is Status.PASSED and result.score == 1.0, result.reason
+    assert result.details["fired_in"]["Unlock"] == ["traces"] and result.details["fired_in"]["Lock"] == ["bfs", "traces"]
+    assert result.details["along_traces"] == "one step from every traced state"
+    from pytest_sysmobench.phases._context import CellContext
+
+    ctx = CellContext(TASK, cell.candidate(), scorer.toolchain(), tmp_path / "run", ROOT / "data" / "traces")
+    assert next_action(ctx) == "Next"  # from the cfg's SPECIFICATION Spec, Spec == Init /\ [][Next]_vars /\ ...
+
+
+def test_an_action_no_state_enables_is_named_never_enabled_and_one_beyond_the_bounds_not_reached(
+        scorer: Scorer, tmp_path: Path) -> None:
+    never = scorer.cell(TASK, MutantSource("trylock-never-fires")).result("runtime")
+    assert never.details["never_enabled"] == ["TryLock"] and never.details["not_reached"] == []
+    assert "never enabled (the BFS explored every reachable state): TryLock" in never.reason
+    # Without traces the deep actions stay unreached: charged, and said to be beyond the bounds.
+    shallow = dataclasses.replace(TASK, runtime=dataclasses.replace(TASK.runtime, bfs_depth=1, simulations=0))
+    beyond = scorer.cell(shallow, ReferenceSource(), sample=1, traces_dir=tmp_path).result("runtime")
+    assert beyond.status is Status.FAILED and beyond.score < 1.0
+    assert set(beyond.details["not_reached"]) == {"Acquire", "TryLockFail", "Unlock"}
+    assert beyond.details["never_enabled"] == [] and beyond.details["along_traces"] == "no traces"
+    assert "not reached within the bounds" in beyond.reason

@@ -20,10 +20,14 @@ from typing import Any, Sequence
 
 from ..failures import runtime_class
 from ..scoring import PhaseResult, Status
+from ..mapping import Mapping
 from ..tla import modules
+from ..tla.values import record_literal
 from ..tla.cfg import EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215, Config
 from ..tla.messages import UNFINISHED, TlcResult, Verdict
+from ..traces import load_corpus
 from . import _work
+from ._codec import MappingProblem, check_module, conj, prepare_codec, tla_tuple
 from ._context import CellContext
 from ._infer import given_or_inferred
 
@@ -140,7 +144,8 @@ def not_to_cover(spec: str, targets: Sequence[str] = ()) -> list[str]:
 
 
 def coverage(sims: list[TlcResult], bfs: TlcResult | None = None, module: str = "",
-             spec: str = "", missing: Sequence[str] = (), ignored: Sequence[str] = ()) -> tuple[float, dict[str, Any]]:
+             spec: str = "", missing: Sequence[str] = (), ignored: Sequence[str] = (),
+             along_traces: TlcResult | None = None, exhaustive: bool = False) -> tuple[float, dict[str, Any]]:
     """(fired - erroneous) / (all + missing), over every action the BFS or any simulation
     reported and every target action the spec does not have (``missing``: never fired), less
     the ``ignored`` ones (see :func:`not_to_cover`).
@@ -148,6 +153,11 @@ def coverage(sims: list[TlcResult], bfs: TlcResult | None = None, module: str = 
     An action fired if it produced a new state in the bounded BFS (TLC's distinct count) or a
     state in a simulation (simulations count no distinct states): a fine-grained spec's action
     that only a deep BFS level enables is not "never fired" because random walks missed it.
+    Nor is one that only a state deep in a real run enables (after an election, say): it fired
+    if it took a step from a state of the task's traces (``along_traces``, see
+    :func:`_along_traces`).  What fired nowhere was never enabled when the BFS explored the
+    whole state space (``exhaustive``), else not reached within the bounds: both count against
+    coverage, each named for what it is.
     """
     all_actions: set[str] = set()
     seen_by: dict[str, list[str]] = {}
@@ -159,6 +169,9 @@ def coverage(sims: list[TlcResult], bfs: TlcResult | None = None, module: str = 
             fired = action.distinct > 0 if source == "bfs" else action.generated > 0
             if fired:
                 seen_by.setdefault(name, []).append(source)
+    for name, action in (along_traces.coverage.items() if along_traces is not None else ()):
+        if name in all_actions and action.generated > 0:
+            seen_by.setdefault(name, []).append("traces")
     erroneous: set[str] = set()
     for _, result in runs:
         if result.verdict not in CLEAN:
@@ -171,15 +184,75 @@ def coverage(sims: list[TlcResult], bfs: TlcResult | None = None, module: str = 
     absent = sorted(set(missing) - all_actions)
     total = len(all_actions) + len(absent)
     score = len(covered - erroneous) / total if total else 0.0
+    never = sorted(all_actions - covered)
     return score, {
         "actions": sorted(all_actions),
         "covered": sorted(covered),
-        "fired_in": {name: sorted(set(s if s == "bfs" else "simulation" for s in seen_by[name])) for name in sorted(seen_by)},
-        "never_fired": sorted(all_actions - covered),
+        "fired_in": {name: sorted(set(s if s in ("bfs", "traces") else "simulation" for s in seen_by[name]))
+                     for name in sorted(seen_by)},
+        "never_fired": never,
+        "never_enabled": never if exhaustive else [],
+        "not_reached": [] if exhaustive else never,
         "erroneous": sorted(erroneous),
         "not_in_spec": absent,
         "not_covered": left_out,
     }
+
+
+#: Successors of the traced states are counted, never explored: one step from each.
+_ONE_STEP = 'SysmoOneStep == TLCGet("level") < 1'
+_BOX_NEXT = re.compile(r"\[\]\s*\[\s*([A-Za-z_][A-Za-z0-9_]*)\s*\]_")
+
+
+def next_action(ctx: CellContext) -> str | None:
+    """The spec's next-state action: its cfg's NEXT, or the ``[][N]_v`` of its SPECIFICATION."""
+    for section in ctx.config().sections:
+        if section.canonical == "NEXT":
+            return section.body.split()[0] if section.body.split() else None
+    for section in ctx.config().sections:
+        if section.canonical == "SPECIFICATION" and section.body.split():
+            name = section.body.split()[0]
+            units = {u.name: u.text for text in ctx.spec_files().values() for u in modules.top_level_units(text)}
+            found = _BOX_NEXT.search(units.get(name, ""))
+            return found.group(1) if found else None
+    return None
+
+
+def _along_traces(ctx: CellContext, mapping: Mapping | None) -> tuple[TlcResult | None, str]:
+    """One step of the spec from every state of the task's traces, read through its mapping:
+    the spec following the real system's runs reaches what a bounded BFS from Init may not
+    (a commit right after an election).  (result, why not) ."""
+    if mapping is None:
+        return None, "no mapping to read the traces with"
+    corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
+    next_ = next_action(ctx)
+    if not corpus.traces or next_ is None:
+        return None, "no traces" if not corpus.traces else "the spec's next-state action is not named in its cfg"
+    try:
+        codec, config = prepare_codec(ctx, mapping, corpus)
+    except MappingProblem as exc:
+        return None, f"the mapping does not fit: {exc}"
+    states = {record_literal(state): state for trace in corpus.traces for state in trace.states}
+    body = "\n".join(codec.definitions()) + f"""
+SysmoStates == {tla_tuple([codec.record(state) for state in states.values()])}
+SysmoInit ==
+    \\E sysmo_k \\in 1..{len(states)} :
+        /\\ {conj(codec.bind("SysmoStates[sysmo_k]", False), "        ")}
+{_ONE_STEP}"""
+    module = check_module(ctx, f"{ctx.module}_SysmoReach", body)
+    cfg = config.with_section("INIT", ["SysmoInit"]).with_section("NEXT", [next_]).with_section("CONSTRAINT", ["SysmoOneStep"])
+    files = {**ctx.spec_files(), f"{module.name}.tla": module.text, f"{module.name}.cfg": cfg.render()}
+    run = ctx.tlc(ctx.job_dir("runtime", "along-traces"), files, module.name,
+                  ["-config", f"{module.name}.cfg", "-workers", "1", "-deadlock", "-coverage", "1"],
+                  ctx.task.runtime.budget_s)
+    return run.result, "" if run.result.verdict is Verdict.OK else run.result.summary()
+
+
+def _exhaustive(raw_bfs: TlcResult, ctx: CellContext) -> bool:
+    """Whether the bounded BFS explored the whole state space (no bound cut it short)."""
+    settings = ctx.task.runtime
+    return (raw_bfs.verdict is Verdict.OK and (raw_bfs.depth or 0) < settings.bfs_depth
+            and (raw_bfs.distinct_states or 0) < settings.bfs_states)
 
 
 def _check_reason(result: TlcResult) -> str:
@@ -217,7 +290,14 @@ def check_runtime(ctx: CellContext) -> PhaseResult:
     mapping, _ = given_or_inferred(ctx)
     missing = ctx.missing_actions(mapping)
     spec = ctx.candidate.tla or ""
-    score, cov = coverage(sims, bfs, ctx.module, spec, missing, not_to_cover(spec, ctx.task.target_actions))
+    ignored = not_to_cover(spec, ctx.task.target_actions)
+    exhaustive = _exhaustive(raw_bfs, ctx)
+    score, cov = coverage(sims, bfs, ctx.module, spec, missing, ignored, exhaustive=exhaustive)
+    traced: dict[str, Any] = {}
+    if cov["never_fired"] and runtime_ok and not exhaustive:
+        along, why_not = _along_traces(ctx, mapping)
+        score, cov = coverage(sims, bfs, ctx.module, spec, missing, ignored, along, exhaustive)
+        traced = {"along_traces": why_not or "one step from every traced state"}
     details: dict[str, Any] = {
         "runtime_check": runtime_ok,
         "bfs_verdict": bfs.verdict.value,
@@ -228,6 +308,7 @@ def check_runtime(ctx: CellContext) -> PhaseResult:
         "states_generated": bfs.states_generated,
         "cfg_removed": removed,
         **cov,
+        **traced,
     }
     if bfs.verdict in UNFINISHED:
         return _stopped(ctx, "the bounded BFS", details)
@@ -246,8 +327,11 @@ def check_runtime(ctx: CellContext) -> PhaseResult:
         return PhaseResult("runtime", Status.PASSED, 1.0, "no runtime error; every action fired "
                            f"({bfs.distinct_states} distinct states in the bounded BFS){aside}", details)
     reason = f"coverage {score:.2f}{aside}"
-    if cov["never_fired"]:
-        reason += f"; never fired in the bounded BFS nor in random simulation: {', '.join(cov['never_fired'])}"
+    if cov["never_enabled"]:
+        reason += f"; never enabled (the BFS explored every reachable state): {', '.join(cov['never_enabled'])}"
+    if cov["not_reached"]:
+        reason += (f"; not reached within the bounds (the bounded BFS, random simulation, and one step from every "
+                   f"state of the traces): {', '.join(cov['not_reached'])}")
     if cov["not_in_spec"]:
         reason += f"; target actions the spec does not have (counted as never fired): {', '.join(cov['not_in_spec'])}"
     if cov["erroneous"]:
