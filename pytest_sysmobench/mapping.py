@@ -116,10 +116,6 @@ class ActionMap:
         return f"{self.canonical} -> {text}{around}"
 
 
-#: The most unobserved spec steps a window may take before or after the observed one.
-MAX_INTERNAL_STEPS = 3
-
-
 @dataclass(frozen=True)
 class Mapping:
     constants: tuple[tuple[str, str], ...]
@@ -277,21 +273,22 @@ def _call(raw: Any, where: str, params: tuple[str, ...]) -> ActionCall:
     return ActionCall(action, args, tuple(exists))
 
 
-def _steps(raw: Any, where: str) -> int:
+def _steps(raw: Any, where: str, most: int) -> int:
     if raw is None:
         return 0
-    if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw <= MAX_INTERNAL_STEPS:
-        raise MappingError(f"{where}: expected a number of internal steps from 0 to {MAX_INTERNAL_STEPS}, got {raw!r}")
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw <= most:
+        raise MappingError(f"{where}: expected a number of internal steps from 0 to {most} (the task's "
+                           f"phases.conformance.max_internal_steps), got {raw!r}")
     return raw
 
 
-def _action(name: str, raw: Any, where: str, params: tuple[str, ...]) -> ActionMap:
+def _action(name: str, raw: Any, where: str, params: tuple[str, ...], most: int) -> ActionMap:
     """``Name``, ``{action, args, exists}``, a list of those (a disjunction), or
     ``{any: [...], before: k, after: k}``."""
     before = after = 0
     if isinstance(raw, TMapping) and {"any", "before", "after"} & set(map(str, raw)):
         _unknown(raw, {"any", "before", "after", "action", "args", "exists"}, where)
-        before, after = _steps(raw.get("before"), f"{where}.before"), _steps(raw.get("after"), f"{where}.after")
+        before, after = _steps(raw.get("before"), f"{where}.before", most), _steps(raw.get("after"), f"{where}.after", most)
         raw = raw["any"] if "any" in raw else {k: v for k, v in raw.items() if k in ("action", "args", "exists")}
     items = raw if isinstance(raw, list) else [raw]
     if not items:
@@ -365,7 +362,8 @@ def mapping_from_data(data: Any, task: Task, path: str) -> Mapping:
     for name, raw in _mapping_of(fields.get("actions"), f"{where} actions").items():
         if name not in params:
             raise MappingError(f"{where} actions.{name} is not a canonical action of task {task.name}")
-        actions.append(_action(str(name), raw, f"{where} actions.{name}", params[name]))
+        actions.append(_action(str(name), raw, f"{where} actions.{name}", params[name],
+                               task.conformance.max_internal_steps))
     state = [_spec_state(str(n), r, f"{where} state.{n}")
              for n, r in _mapping_of(fields.get("state"), f"{where} state").items()]
     for name, values in _mapping_of(fields.get("auxiliary"), f"{where} auxiliary").items():

@@ -203,6 +203,20 @@ class RuntimeSettings:
     budget_s: float = 120.0
 
 
+#: The most unobserved spec steps a mapping may allow around an observed action, by default.
+MAX_INTERNAL_STEPS = 3
+
+
+@dataclass(frozen=True)
+class ConformanceSettings:
+    """P3: how many unobserved spec steps (``internal`` in a mapping) a window may take before
+    or after the observed one.  A task whose real steps are coarse raises it (Raft's election
+    timeout is about six fine-grained steps for three servers); each step more widens every
+    window's search, so it is the task's to set, the same for every spec."""
+
+    max_internal_steps: int = MAX_INTERNAL_STEPS
+
+
 @dataclass(frozen=True)
 class InvariantSettings:
     """P4's work: each check explores at most ``generated`` successor states (a verdict on the
@@ -237,6 +251,7 @@ class Task:
     mutants: tuple[Mutant, ...]
     runtime: RuntimeSettings = field(default_factory=RuntimeSettings)
     invariants: InvariantSettings = field(default_factory=InvariantSettings)
+    conformance: ConformanceSettings = field(default_factory=ConformanceSettings)
     harness: Harness | None = None
     fix_module_name: bool = False  # a generated module with another name is renamed, not failed
     cell_budget_s: float = CELL_BUDGET_S
@@ -505,6 +520,7 @@ def load_task(directory: Path) -> Task:
     mutants_file = root.str("mutants", "")
     runtime = root.sub("phases", required=False).sub("runtime", required=False)
     invariants = root.sub("phases", required=False).sub("invariants", required=False)
+    conformance = root.sub("phases", required=False).sub("conformance", required=False)
     cfg = reference.str("cfg", "")
     mapping = reference.str("mapping", "")
     return Task(
@@ -546,6 +562,7 @@ def load_task(directory: Path) -> Task:
                                      generated=int(invariants.number("generated", INVARIANTS_GENERATED,
                                                                      limit=100_000_000)),
                                      constraint=invariants.str("constraint", "").strip()),
+        conformance=ConformanceSettings(int(conformance.number("max_internal_steps", MAX_INTERNAL_STEPS, limit=12))),
         harness=_harness(directory, root.sub("harness")) if root.data.get("harness") else None,
         fix_module_name=root.flag("fix_module_name", False),
         cell_budget_s=root.number("cell_budget_s", CELL_BUDGET_S),

@@ -311,6 +311,16 @@ def test_mapping_errors_name_the_file_and_the_field(tmp_path: Path, text: str, m
     assert str(path) in str(info.value) and message in str(info.value)
 
 
+def test_a_task_sets_how_many_internal_steps_a_mapping_may_allow(tmp_path: Path) -> None:
+    path = tmp_path / "mapping.yaml"
+    path.write_text("internal: [Tick]\nactions: {ElectionTimeout: {action: Timeout, before: 5}}")
+    with pytest.raises(MappingError, match=r"from 0 to 3 \(the task's phases.conformance.max_internal_steps\)"):
+        load_mapping(path, load_task(ROOT / "tasks" / "etcd"))
+    raftkvs = load_task(ROOT / "tasks" / "raftkvs")
+    assert raftkvs.conformance.max_internal_steps == 6
+    assert load_mapping(path, raftkvs).action("ElectionTimeout").before == 5
+
+
 def test_a_canonical_variable_left_out_of_a_mapping_is_unmodelled_as_if_listed(tmp_path: Path) -> None:
     task = load_task(ROOT / "tasks" / "spin")
     path = tmp_path / "mapping.yaml"
