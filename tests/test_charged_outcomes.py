@@ -335,3 +335,23 @@ def test_a_coarser_spec_is_scored_on_what_it_models(scorer: Scorer, tmp_path: Pa
     assert {"TypeOK", "MutualExclusion", "LockConsistency", "NoDeadlock", "EventualRelease"} <= held
     assert "MutualExclusion violated" in broken["invariants"].reason
     assert _composite(broken) < _composite(correct) < 1.0
+
+
+def test_a_mapping_expression_may_use_the_standard_modules_the_spec_does_not_extend(scorer: Scorer,
+                                                                                      tmp_path: Path) -> None:
+    """``Cardinality`` in a mapping over a spec that extends no FiniteSets: the modules generated
+    around the spec extend every standard module none of whose names the spec defines."""
+    spec = REFERENCE.replace("EXTENDS Naturals, FiniteSets, TLC", "EXTENDS Naturals, TLC")
+    assert "FiniteSets" not in spec
+    mapping = yaml.safe_load(yaml.safe_dump(MAPPING))
+    mapping["variables"]["locked"] = {"expr": 'Cardinality({t \\in Threads : pc[t] = "cs"}) > 0'}
+    mapping["state"] = {"lock": "canon.locked"}  # P3 builds the spec's lock from the traces' locked
+    results = _score(scorer, _replay(tmp_path, spec, REFERENCE_CFG, mapping))
+    for phase in PHASES:
+        assert results[phase].status is Status.PASSED and results[phase].score == 1.0, (phase, results[phase].reason)
+    # A spec that defines a name of FiniteSets keeps its own: the module is not extended then.
+    from pytest_sysmobench.tla.modules import standard_modules_beside
+
+    own = spec.replace("vars ==", "Cardinality(S) == 0\n\nvars ==", 1)
+    assert "FiniteSets" not in standard_modules_beside({"Spin.tla": own})
+    assert "FiniteSets" in standard_modules_beside({"Spin.tla": spec})

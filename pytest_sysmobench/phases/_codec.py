@@ -177,7 +177,7 @@ class CheckModule:
 def check_module(ctx: CellContext, name: str, body: str) -> CheckModule:
     """The module with its verdict mark: keyed by everything it checks, so cacheable."""
     mark = ctx.toolchain.cache.mark(name, body, ctx.spec_files())
-    return CheckModule(name, modules.module(name, body.replace("SYSMO_MARK", mark), (ctx.module, "TLC")), mark)
+    return CheckModule(name, modules.module(name, body.replace("SYSMO_MARK", mark), ctx.mapping_extends("TLC")), mark)
 
 
 def _states_module(ctx: CellContext, codec: Codec, name: str, states: Sequence[TMapping[str, Any]]) -> CheckModule:

@@ -67,6 +67,14 @@ class CellContext:
         """The spec as files: the root module and the other modules of a multi-file spec."""
         return self.candidate.files()
 
+    def mapping_extends(self, *needed: str) -> tuple[str, ...]:
+        """What a generated module that evaluates mapping expressions extends: the spec, and
+        every standard module that cannot clash with it, so that a mapping may count with
+        ``Cardinality`` whatever the spec itself extends (and the ``needed`` ones in any case)."""
+        from ..tla.modules import standard_modules_beside
+
+        return (self.module, *dict.fromkeys([*standard_modules_beside(self.spec_files()), *needed]))
+
     def harness_name_clash(self, phase: str) -> PhaseResult | None:
         """The spec's fault, scored 0: it defines a name the generated modules need."""
         from ..tla.modules import harness_names_defined

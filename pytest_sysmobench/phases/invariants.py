@@ -114,13 +114,13 @@ def work_lines(task: Task, mark: str) -> list[str]:
 
 
 def check_module(task: Task, mapping: Mapping, mark: str, templates: Sequence[InvariantTemplate] | None = None,
-                 constraint: bool = True) -> str:
+                 constraint: bool = True, extends: Sequence[str] = ()) -> str:
     lines = [f"SysmoCanon == INSTANCE {canon_module_name(task)} WITH\n    {mapping.substitutions()}"]
     lines += [f"{PREFIX}{t.name} == SysmoCanon!{t.name}" for t in (task.templates if templates is None else templates)]
     if constraint and task.invariants.constraint:
         lines.append(f"{PREFIX}{CONSTRAINT} == SysmoCanon!{CONSTRAINT}")
     lines += work_lines(task, mark)
-    return modules.module(check_module_name(task), "\n".join(lines), (task.module,))
+    return modules.module(check_module_name(task), "\n".join(lines), extends or (task.module,))
 
 
 @dataclass
@@ -180,7 +180,8 @@ class _Checker:
             config = config.with_section("CONSTRAINT", [PREFIX + CONSTRAINT])
         return cls(ctx, {
             f"{canon_module_name(task)}.tla": canon_module(task, templates, modelled.constraint),
-            f"{check_module_name(task)}.tla": check_module(task, mapping, work_mark(ctx), templates, modelled.constraint),
+            f"{check_module_name(task)}.tla": check_module(task, mapping, work_mark(ctx), templates, modelled.constraint,
+                                                           ctx.mapping_extends()),
         }, config)
 
     def run(self, job: str, keyword: str, names: list[str], also: Sequence[tuple[str, list[str]]] = ()) -> TlcResult:

@@ -246,3 +246,27 @@ def harness_names_defined(files: dict[str, str]) -> list[str]:
             if (name.lower().startswith(HARNESS_PREFIX) or name in HARNESS_NAMES) and name not in found:
                 found.append(name)
     return found
+
+
+#: The named operators of the standard modules a mapping expression may use whatever the spec
+#: extends (infix operators cannot meet a spec's names).
+STANDARD_NAMES: dict[str, frozenset[str]] = {
+    "Naturals": frozenset({"Nat"}),
+    "Integers": frozenset({"Int"}),
+    "Sequences": frozenset({"Seq", "Len", "Append", "Head", "Tail", "SubSeq", "SelectSeq"}),
+    "FiniteSets": frozenset({"IsFiniteSet", "Cardinality"}),
+    "TLC": frozenset({"Print", "PrintT", "Assert", "JavaTime", "TLCGet", "TLCSet", "Permutations", "SortSeq",
+                      "RandomElement", "Any", "ToString", "TLCEval"}),
+}
+
+
+def standard_modules_beside(files: dict[str, str]) -> tuple[str, ...]:
+    """The standard modules a module generated around a spec can extend besides it: each one
+    none of whose names the spec's modules define or declare themselves (a spec that extends
+    the module already is no clash; one that defines its own ``Cardinality`` is)."""
+    own: set[str] = set()
+    for text in files.values():
+        own |= {unit.name for unit in top_level_units(text)}
+        constants, variables = declared(text)
+        own |= set(constants) | set(variables)
+    return tuple(name for name, names in STANDARD_NAMES.items() if not names & own)
