@@ -15,6 +15,8 @@ from .tla.sany import SanyErrorKind, SanyResult
 
 _PYTHON_LINE = re.compile(r"^\s*(def \w+\(.*\)\s*:|class \w+.*:|import \w+|from \w+ import |return\b|self\.)", re.M)
 _FAIRNESS = re.compile(r"\b[WS]F_")
+#: How P4 says that a template reads a variable the spec's mapping leaves unmodelled.
+UNMODELLED_NOTE = "which the mapping leaves unmodelled"
 
 RUNTIME_CLASSES = {
     Verdict.EVAL_ERROR: "evaluation_error",
@@ -73,6 +75,8 @@ def invariants_class(failed: Iterable[Mapping[str, Any]], spec: str) -> str:
     if violated:
         stutters = any(t.get("stuttering") for t in violated)
         return "fairness_missing" if stutters or not _FAIRNESS.search(spec) else "liveness_violation"
+    if any(UNMODELLED_NOTE in str(t.get("reason", "")) for t in failed):
+        return "unmodelled_variables"  # templates about what the spec chose not to model
     if any("charged to the spec" in str(t.get("reason", "")) for t in failed):
         return "timeout"  # a check only seconds (or the spec itself) could stop
     return "evaluation_error" if failed else "other"

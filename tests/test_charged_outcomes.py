@@ -331,6 +331,7 @@ def test_a_coarser_spec_is_scored_on_what_it_models(scorer: Scorer, tmp_path: Pa
     invariants = correct["invariants"]
     unread = {t["name"] for t in invariants.details["templates"] if "unmodelled" in t["reason"]}
     assert unread == {"TryLockNoSpinning", "BlockingVsNonBlockingSemantics", "RequestConsistency"}
+    assert invariants.details["failure_class"] == "unmodelled_variables"
     held = {t["name"] for t in invariants.details["templates"] if t["status"] == "passed"}
     assert {"TypeOK", "MutualExclusion", "LockConsistency", "NoDeadlock", "EventualRelease"} <= held
     assert "MutualExclusion violated" in broken["invariants"].reason

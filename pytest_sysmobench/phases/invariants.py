@@ -12,7 +12,10 @@ Every check is bounded by work: at most the task's ``generated`` successor state
 that holds on the explored part holds), besides the task's canonical constraint.  What only
 seconds stop is charged to the spec.  A mapping that does not fit the spec, or the traces,
 fails the phase (scored 0, charged to the spec that came with it), as does a spec with no
-mapping at all.
+mapping at all.  A template that reads a variable the mapping leaves unmodelled fails
+unchecked; the others are checked.  The score weighs the templates that define the system
+above all the others together (``scoring.template_score``); ``TypeOK``, from the task's
+declared types, keeps the other templates from holding vacuously on values they never name.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any, Sequence
 
 from ..cache import digest
 from ..evaluator import EvaluatorError, Translation
-from ..failures import invariants_class
+from ..failures import UNMODELLED_NOTE, invariants_class
 from ..mapping import Mapping
 from ..scoring import Cause, PhaseResult, Status, TemplateVerdict, template_score
 from ..tasks import TYPE_MARK, TYPE_TEMPLATE, InvariantTemplate, Task, type_template
@@ -241,8 +244,8 @@ class _Modelled:
                 kept.append(type_template(dataclasses.replace(task.vocabulary, variables=tuple(modelled))))
             elif reads:
                 unread.append(TemplateOutcome(template.name, template.kind, "failed",
-                                              f"{template.name}: reads {', '.join(reads)}, which the mapping leaves "
-                                              "unmodelled (charged to the spec: the property is not checked)"))
+                                              f"{template.name}: reads {', '.join(reads)}, {UNMODELLED_NOTE}: "
+                                              "the property is not checked, and fails"))
             else:
                 kept.append(template)
         constraint = bool(task.invariants.constraint) and not (_constraint_reads(task) & missing)
@@ -422,7 +425,7 @@ def _modelled_info(task: Task, mapping: Mapping, modelled: _Modelled) -> dict[st
     constraint = task.invariants.constraint or None
     if constraint and not modelled.constraint:
         constraint = f"not applied: it reads {', '.join(sorted(_constraint_reads(task) & set(mapping.unmodelled)))}, " \
-                     "which the mapping leaves unmodelled (the work bound alone bounds the search)"
+                     f"{UNMODELLED_NOTE} (the work bound alone bounds the search)"
     return {"modelled": f"{len(variables) - len(mapping.unmodelled)} of {len(variables)} variables",
             "unmodelled": list(mapping.unmodelled), "task_constraint": constraint}
 

@@ -24,8 +24,9 @@ def language() -> object:
 
 
 def referenced_names(text: str) -> frozenset[str]:
-    """The names a piece of TLA+ (definitions, or one expression) refers to: never a word inside
-    a string or a comment, never a record's field.  Read from a module wrapped around it."""
+    """The names a piece of TLA+ (definitions, or one expression) refers to, bound names
+    included: never a word inside a string or a comment, never a record's field.  Read from a
+    module wrapped around it; callers look for the names they know."""
     import tree_sitter
 
     source = f"---- MODULE SysmoNames ----\n{text}\n====\n".encode("utf-8")
