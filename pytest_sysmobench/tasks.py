@@ -113,6 +113,9 @@ class InvariantTemplate:
     defines: bool = False
     #: Counted in the original benchmark's fraction of templates held; the type check is ours.
     counted: bool = True
+    #: What must hold in some explored state for the template to say anything (``P`` of
+    #: ``\A x : P => Q``); a template whose premise a spec never reaches holds only vacuously.
+    premise: str | None = None
 
 
 #: The name of the template every task gets from its vocabulary's declared types.
@@ -422,10 +425,24 @@ def _templates(path: Path) -> tuple[tuple[InvariantTemplate, ...], str]:
             raise TaskError(f"{item.where}.name: {TYPE_TEMPLATE} is the type check every task gets from "
                             "its vocabulary's types; give the template another name")
         seen.add(name)
-        templates.append(InvariantTemplate(name, kind, item.str("meaning", ""), tla, item.flag("defines", False)))
+        templates.append(InvariantTemplate(name, kind, item.str("meaning", ""), tla, item.flag("defines", False),
+                                           premise=_premise(item, tla)))
     if not templates:
         raise TaskError(f"{path}: no invariant templates")
     return tuple(templates), fields.str("definitions", "")
+
+
+def _premise(item: _Fields, tla: str) -> str | None:
+    """The template's premise: ``premise:`` as written (``false``: none), else read from its
+    shape (``\\A x \\in S : P => Q`` or ``P ~> Q`` gives ``\\E x \\in S : P``)."""
+    from .tla.grammar import premise
+
+    given = item.data.get("premise")
+    if given is False:
+        return None
+    if given is not None:
+        return item.str("premise").strip() or None
+    return premise(tla)
 
 
 def _edits(items: list[Any], where: str) -> tuple[Edit, ...]:

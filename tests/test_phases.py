@@ -239,3 +239,24 @@ def test_an_action_no_state_enables_is_named_never_enabled_and_one_beyond_the_bo
     assert set(beyond.details["not_reached"]) == {"Acquire", "TryLockFail", "Unlock"}
     assert beyond.details["never_enabled"] == [] and beyond.details["along_traces"] == "no traces"
     assert "not reached within the bounds" in beyond.reason
+
+
+def test_a_template_whose_premise_no_explored_state_reaches_does_not_count_as_held(scorer: Scorer,
+                                                                                  tmp_path: Path) -> None:
+    """A spin lock whose lock() never starts: no thread ever spins, so every template about
+    spinning threads holds vacuously.  They do not count; the ones about holders still do."""
+    reference = ROOT / "tasks" / "spin" / "reference"
+    text = (reference / "Spin.tla").read_text().replace('Lock(t) ==\n    /\\ pc[t] = "idle"',
+                                                          'Lock(t) ==\n    /\\ FALSE\n    /\\ pc[t] = "idle"', 1)
+    assert "/\\ FALSE" in text
+    source = _replay(tmp_path, text)
+    for name in ("Spin.cfg", "mapping.yaml"):
+        (tmp_path / "spin" / name).write_text((reference / name).read_text())
+    result = scorer.cell(TASK, source).result("invariants")
+    outcomes = {t["name"]: t for t in result.details["templates"]}
+    vacuous = {name for name, t in outcomes.items() if "holds only vacuously" in t["reason"]}
+    assert vacuous == {"NoDeadlock", "BlockingVsNonBlockingSemantics", "Progress"}, result.reason
+    assert 'its premise (\\E t \\in Threads : pc[t] = "spinning") holds in no explored state' in \
+        outcomes["BlockingVsNonBlockingSemantics"]["reason"]
+    assert outcomes["MutualExclusion"]["status"] == "passed" and outcomes["EventualRelease"]["status"] == "passed"
+    assert result.status is Status.FAILED and result.score < 1.0

@@ -33,7 +33,8 @@ CELL_BUDGET_SLACK_S = 1.0
 
 def bound_module(name: str) -> str:
     """A module of its own (Naturals and TLC), reached through a named instance, so that none
-    of its names can meet the spec's."""
+    of its names can meet the spec's.  Besides the count, registers that remember a state was
+    seen (P4's premises) are kept through it, for the same reason."""
     body = f"""Reset == TLCSet({REGISTER}, 0)
 Within(generated, mark) ==
     /\\ TLCSet({REGISTER}, TLCGet({REGISTER}) + 1)
@@ -41,7 +42,10 @@ Within(generated, mark) ==
        \\/ /\\ TLCGet({REGISTER}) = generated + 1
           /\\ PrintT(<<mark, "{BOUND_LABEL}">>)
           /\\ TLCSet("exit", TRUE)
-          /\\ FALSE"""
+          /\\ FALSE
+Unseen(register) == TLCGet(register) = 0
+Seen(register, what) == TLCSet(register, 1) /\\ PrintT(what)
+Forget(register) == TLCSet(register, 0)"""
     return modules.module(name, body, ("Naturals", "TLC"))
 
 

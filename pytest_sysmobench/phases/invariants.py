@@ -42,6 +42,10 @@ from ._infer import given_or_inferred
 PREFIX = "Sysmo_"
 CONSTRAINT = "SysmoTaskConstraint"
 WORK_BOUND = "SysmoWorkBound"
+REACH = "SysmoReach"
+#: TLC registers that remember a premise was reached (the work bound's is 977).
+PREMISE_REGISTER = 978
+PREMISE_LABEL = "premise"
 BOUNDED_NOTE = "work bound reached"
 TRACE_PREVIEW = 12
 
@@ -63,7 +67,9 @@ def canon_module(task: Task, templates: Sequence[InvariantTemplate] | None = Non
     lines.append("VARIABLES " + ", ".join(v.name for v in vocab.variables))
     if task.template_definitions.strip():
         lines.append(task.template_definitions.strip())
-    lines += [t.tla for t in (task.templates if templates is None else templates)]
+    templates = task.templates if templates is None else templates
+    lines += [t.tla for t in templates]
+    lines += [f"SysmoPremise_{t.name} ==\n    {t.premise}" for t in templates if t.premise]
     if constraint and task.invariants.constraint:
         lines.append(f"{CONSTRAINT} ==\n    {task.invariants.constraint}")
     return modules.module(canon_module_name(task), "\n\n".join(lines), ("Naturals", "Integers", "Sequences", "FiniteSets", "TLC"))
@@ -119,11 +125,25 @@ def work_lines(task: Task, mark: str) -> list[str]:
 def check_module(task: Task, mapping: Mapping, mark: str, templates: Sequence[InvariantTemplate] | None = None,
                  constraint: bool = True, extends: Sequence[str] = ()) -> str:
     lines = [f"SysmoCanon == INSTANCE {canon_module_name(task)} WITH\n    {mapping.substitutions()}"]
-    lines += [f"{PREFIX}{t.name} == SysmoCanon!{t.name}" for t in (task.templates if templates is None else templates)]
+    templates = task.templates if templates is None else templates
+    lines += [f"{PREFIX}{t.name} == SysmoCanon!{t.name}" for t in templates]
     if constraint and task.invariants.constraint:
         lines.append(f"{PREFIX}{CONSTRAINT} == SysmoCanon!{CONSTRAINT}")
-    lines += work_lines(task, mark)
+    lines += work_lines(task, mark) + reach_lines(templates, mark)
     return modules.module(check_module_name(task), "\n".join(lines), extends or (task.module,))
+
+
+def reach_lines(templates: Sequence[InvariantTemplate], mark: str) -> list[str]:
+    """A state constraint that is always true and prints, the first time a template's premise
+    holds in an explored state, that it was reached (once: a register remembers it)."""
+    with_premise = [t for t in templates if t.premise]
+    if not with_premise:
+        return []
+    parts = [f"(SysmoWork!Unseen({PREMISE_REGISTER + k}) /\\ SysmoCanon!SysmoPremise_{t.name}) =>\n"
+             f'        SysmoWork!Seen({PREMISE_REGISTER + k}, <<"{mark}", "{PREMISE_LABEL}", "{t.name}">>)'
+             for k, t in enumerate(with_premise)]
+    resets = " /\\ ".join(f"SysmoWork!Forget({PREMISE_REGISTER + k})" for k in range(len(with_premise)))
+    return [f"{PREFIX}{REACH} ==\n    /\\ " + "\n    /\\ ".join(parts), f"ASSUME {resets}"]
 
 
 @dataclass
@@ -175,12 +195,16 @@ class _Checker:
         self.config = config.with_section("CONSTRAINT", [PREFIX + WORK_BOUND], first=True)
         self.mark = work_mark(ctx)
         self._stops: dict[int, tuple[TlcResult, str]] = {}
+        #: Templates whose premise held in a state some run explored.
+        self.reached: set[str] = set()
 
     @classmethod
     def mapped(cls, ctx: CellContext, mapping: Mapping, config: Config, modelled: _Modelled) -> _Checker:
         task, templates = ctx.task, modelled.templates
         if modelled.constraint:
             config = config.with_section("CONSTRAINT", [PREFIX + CONSTRAINT])
+        if any(t.premise for t in templates):  # last: only the states the other bounds keep count
+            config = config.with_section("CONSTRAINT", [PREFIX + REACH])
         return cls(ctx, {
             f"{canon_module_name(task)}.tla": canon_module(task, templates, modelled.constraint),
             f"{check_module_name(task)}.tla": check_module(task, mapping, work_mark(ctx), templates, modelled.constraint,
@@ -207,6 +231,8 @@ class _Checker:
         if run.result.verdict is Verdict.PARSE_ERROR:
             # The spec passed SANY on its own: what does not parse is the mapping in it.
             raise _Unparsable(f"the mapped templates do not parse against the spec: {run.result.summary()}")
+        self.reached |= {v[2] for v in _work.marked(run.result, self.mark)
+                         if isinstance(v, tuple) and len(v) == 3 and v[1] == PREMISE_LABEL}
         if run.result.verdict is Verdict.INCOMPLETE and _work.bound_reached(run.result, self.mark):
             # The work bound ended it: a verdict on the explored part, as a finished run is.
             note = f"{BOUNDED_NOTE} ({run.result.states_generated} generated, {run.result.distinct_states} distinct)"
@@ -357,6 +383,23 @@ def _liveness(checker: _Checker, templates: list[InvariantTemplate], together: b
     return outcomes
 
 
+def _vacuous(outcomes: list[TemplateOutcome], templates: Sequence[InvariantTemplate],
+             reached: set[str]) -> list[TemplateOutcome]:
+    """A template that holds only because its premise never held (no thread ever spins, no
+    leader is ever elected) says nothing about the spec: it does not count as held."""
+    premises = {t.name: t.premise for t in templates if t.premise}
+    checked = []
+    for outcome in outcomes:
+        premise = premises.get(outcome.name)
+        if outcome.status == "passed" and premise and outcome.name not in reached:
+            one_line = " ".join(premise.split())
+            outcome = dataclasses.replace(outcome, status="failed", reason=(
+                f"{outcome.name} holds only vacuously: its premise ({one_line}) holds in no explored state "
+                f"({outcome.states} distinct); a template counts only where it says something"))
+        checked.append(outcome)
+    return checked
+
+
 def _order(task: Task, outcomes: list[TemplateOutcome]) -> list[TemplateOutcome]:
     """In the task's order, each marked with what its template means for the score."""
     templates = {t.name: (i, t) for i, t in enumerate(task.templates)}
@@ -470,7 +513,7 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
     else:
         return no_mapping("invariants", candidate.mapping_problem)
     try:
-        outcomes += _settled(checker, templates)
+        outcomes += _vacuous(_settled(checker, templates), templates, checker.reached)
     except _Unparsable as exc:
         return _does_not_fit(str(exc), info)
     outcomes = _order(ctx.task, outcomes)

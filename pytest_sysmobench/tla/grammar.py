@@ -42,3 +42,35 @@ def referenced_names(text: str) -> frozenset[str]:
             continue
         stack.extend(node.children)
     return frozenset(n for n in found if _NAME.fullmatch(n))
+
+
+def _text(source: bytes, node: object) -> str:
+    return source[node.start_byte:node.end_byte].decode("utf-8")  # type: ignore[attr-defined]
+
+
+def premise(definition: str) -> str | None:
+    """What must hold somewhere for a template to say anything: for ``\\A x \\in S : P => Q``
+    (or ``P ~> Q``), ``\\E x \\in S : P``.  None for any other shape."""
+    import tree_sitter
+
+    source = f"---- MODULE SysmoPremise ----\n{definition}\n====\n".encode("utf-8")
+    tree = tree_sitter.Parser(language()).parse(source)
+    unit = next((n for n in tree.root_node.children[0].children if n.type == "operator_definition"), None)
+    if tree.root_node.has_error or unit is None or unit.children[1].type != "def_eq":
+        return None
+    node = unit.children[-1]
+    bounds: list[str] = []
+    while True:
+        while node.type == "parentheses":
+            node = node.children[1]
+        if node.type == "bounded_quantification" and node.children[0].type == "forall":
+            bounds.append(", ".join(_text(source, b) for b in node.children if b.type == "quantifier_bound"))
+            node = node.children[-1]
+            continue
+        break
+    if node.type != "bound_infix_op" or node.children[1].type not in ("implies", "leads_to"):
+        return None
+    text = _text(source, node.children[0])
+    for bound in reversed(bounds):
+        text = f"\\E {bound} : {text}"
+    return text
