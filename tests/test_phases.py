@@ -238,7 +238,7 @@ def test_an_action_no_state_enables_is_named_never_enabled_and_one_beyond_the_bo
     assert beyond.status is Status.FAILED and beyond.score < 1.0
     assert set(beyond.details["not_reached"]) == {"Acquire", "TryLockFail", "Unlock"}
     assert beyond.details["never_enabled"] == [] and beyond.details["along_traces"] == "no traces"
-    assert "not reached within the bounds" in beyond.reason
+    assert "never fired within the bounds" in beyond.reason
 
 
 def test_a_template_whose_premise_no_explored_state_reaches_does_not_count_as_held(scorer: Scorer,

@@ -328,9 +328,9 @@ def check_runtime(ctx: CellContext) -> PhaseResult:
                            f"({bfs.distinct_states} distinct states in the bounded BFS){aside}", details)
     reason = f"coverage {score:.2f}{aside}"
     if cov["never_enabled"]:
-        reason += f"; never enabled (the BFS explored every reachable state): {', '.join(cov['never_enabled'])}"
+        reason += f"; never fired, never enabled (the BFS explored every reachable state): {', '.join(cov['never_enabled'])}"
     if cov["not_reached"]:
-        reason += (f"; not reached within the bounds (the bounded BFS, random simulation, and one step from every "
+        reason += (f"; never fired within the bounds (the bounded BFS, random simulation, and one step from every "
                    f"state of the traces): {', '.join(cov['not_reached'])}")
     if cov["not_in_spec"]:
         reason += f"; target actions the spec does not have (counted as never fired): {', '.join(cov['not_in_spec'])}"
