@@ -151,3 +151,28 @@ def test_a_full_disk_loses_no_result(tmp_path: Path, monkeypatch: pytest.MonkeyP
         results = cell.evaluate()
     assert results["syntax"].status is Status.PASSED and results["invariants"].status is Status.PASSED
     assert cell.write_errors and "No space left on device" in cell.write_errors[0]
+
+
+@pytest.mark.parametrize("template, premise", [
+    ("T == \\A t \\in Threads : pc[t] = \"try\" => pc[t] /= \"spinning\"", "\\E t \\in Threads : pc[t] = \"try\""),
+    ("T == \\A i, j \\in S : (a[i] /\\ b[j]) => i = j", "\\E i, j \\in S : (a[i] /\\ b[j])"),
+    ("T == \\A i \\in S : \\A n \\in 1..Len(l[i]) : l[i][n] > 0 => ok", "\\E i \\in S : \\E n \\in 1..Len(l[i]) : l[i][n] > 0"),
+    ("T == \\A t \\in Threads : pc[t] = \"locked\" ~> pc[t] = \"idle\"", "\\E t \\in Threads : pc[t] = \"locked\""),
+    ("T == (\\A t \\in Threads : pc[t] = \"waiting\") => ~locked", "(\\A t \\in Threads : pc[t] = \"waiting\")"),
+    ("T == locked <=> \\E t \\in Threads : pc[t] = \"locked\"", None),
+    ("T == [][\\A i \\in S : x'[i] >= x[i]]_x", None),
+    ("T == \\E t \\in S : p => q", None),
+])
+def test_a_templates_premise_is_read_from_its_shape(template: str, premise: str | None) -> None:
+    from pytest_sysmobench.tla.grammar import premise as premise_of
+
+    assert premise_of(template) == premise
+
+
+@given(st.text(max_size=200))
+def test_reading_a_premise_never_raises(text: str) -> None:
+    from pytest_sysmobench.tla.grammar import premise, referenced_names
+
+    found = premise(f"T == {text}")
+    assert found is None or isinstance(found, str)
+    assert isinstance(referenced_names(text), frozenset)
