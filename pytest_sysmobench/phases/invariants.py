@@ -195,8 +195,9 @@ class _Checker:
         self.config = config.with_section("CONSTRAINT", [PREFIX + WORK_BOUND], first=True)
         self.mark = work_mark(ctx)
         self._stops: dict[int, tuple[TlcResult, str]] = {}
-        #: Templates whose premise held in a state some run explored.
-        self.reached: set[str] = set()
+        #: Templates whose premise held in a state some run explored (None: premises not tracked,
+        #: as for templates an evaluator restated in the spec's own names).
+        self.reached: set[str] | None = None
 
     @classmethod
     def mapped(cls, ctx: CellContext, mapping: Mapping, config: Config, modelled: _Modelled) -> _Checker:
@@ -205,11 +206,13 @@ class _Checker:
             config = config.with_section("CONSTRAINT", [PREFIX + CONSTRAINT])
         if any(t.premise for t in templates):  # last: only the states the other bounds keep count
             config = config.with_section("CONSTRAINT", [PREFIX + REACH])
-        return cls(ctx, {
+        checker = cls(ctx, {
             f"{canon_module_name(task)}.tla": canon_module(task, templates, modelled.constraint),
             f"{check_module_name(task)}.tla": check_module(task, mapping, work_mark(ctx), templates, modelled.constraint,
                                                            ctx.mapping_extends()),
         }, config)
+        checker.reached = set()
+        return checker
 
     def run(self, job: str, keyword: str, names: list[str], also: Sequence[tuple[str, list[str]]] = ()) -> TlcResult:
         module = check_module_name(self.task)
@@ -231,8 +234,9 @@ class _Checker:
         if run.result.verdict is Verdict.PARSE_ERROR:
             # The spec passed SANY on its own: what does not parse is the mapping in it.
             raise _Unparsable(f"the mapped templates do not parse against the spec: {run.result.summary()}")
-        self.reached |= {v[2] for v in _work.marked(run.result, self.mark)
-                         if isinstance(v, tuple) and len(v) == 3 and v[1] == PREMISE_LABEL}
+        if self.reached is not None:
+            self.reached |= {v[2] for v in _work.marked(run.result, self.mark)
+                             if isinstance(v, tuple) and len(v) == 3 and v[1] == PREMISE_LABEL}
         if run.result.verdict is Verdict.INCOMPLETE and _work.bound_reached(run.result, self.mark):
             # The work bound ended it: a verdict on the explored part, as a finished run is.
             note = f"{BOUNDED_NOTE} ({run.result.states_generated} generated, {run.result.distinct_states} distinct)"
@@ -384,9 +388,11 @@ def _liveness(checker: _Checker, templates: list[InvariantTemplate], together: b
 
 
 def _vacuous(outcomes: list[TemplateOutcome], templates: Sequence[InvariantTemplate],
-             reached: set[str]) -> list[TemplateOutcome]:
+             reached: set[str] | None) -> list[TemplateOutcome]:
     """A template that holds only because its premise never held (no thread ever spins, no
     leader is ever elected) says nothing about the spec: it does not count as held."""
+    if reached is None:
+        return outcomes
     premises = {t.name: t.premise for t in templates if t.premise}
     checked = []
     for outcome in outcomes:
