@@ -17,6 +17,8 @@ _PYTHON_LINE = re.compile(r"^\s*(def \w+\(.*\)\s*:|class \w+.*:|import \w+|from 
 _FAIRNESS = re.compile(r"\b[WS]F_")
 #: How P4 says that a template reads a variable the spec's mapping leaves unmodelled.
 UNMODELLED_NOTE = "which the mapping leaves unmodelled"
+#: How P4 says that a template held only because its premise never did.
+VACUOUS_NOTE = "holds only vacuously"
 
 RUNTIME_CLASSES = {
     Verdict.EVAL_ERROR: "evaluation_error",
@@ -75,6 +77,8 @@ def invariants_class(failed: Iterable[Mapping[str, Any]], spec: str) -> str:
     if violated:
         stutters = any(t.get("stuttering") for t in violated)
         return "fairness_missing" if stutters or not _FAIRNESS.search(spec) else "liveness_violation"
+    if any(VACUOUS_NOTE in str(t.get("reason", "")) for t in failed):
+        return "vacuous"  # templates whose premise no explored state reaches
     if any(UNMODELLED_NOTE in str(t.get("reason", "")) for t in failed):
         return "unmodelled_variables"  # templates about what the spec chose not to model
     if any("charged to the spec" in str(t.get("reason", "")) for t in failed):

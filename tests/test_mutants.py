@@ -46,8 +46,13 @@ def test_mutant_is_caught_by_its_phase(scorer: Scorer, task, mutant) -> None:
         earlier = cell.result(phase)
         assert earlier.status is Status.PASSED, f"{mutant.name} caught too early by {phase}: {earlier.reason}"
     if mutant.phase == "conformance":
+        # It breaks no template; one that never reaches a template's premise within P4's bounds
+        # (a ZooKeeper that decides only when everyone agrees elects no leader there) is charged
+        # for that in P4 too, and rightly: it shows none of the properties about leaders.
         later = cell.result("invariants")
-        assert later.status is Status.PASSED, f"{mutant.name} must keep every template: {later.reason}"
+        broken = [t["name"] for t in later.details["templates"]
+                  if t["status"] == "failed" and "holds only vacuously" not in t["reason"]]
+        assert later.score is not None and not broken, f"{mutant.name} must keep every template: {later.reason}"
     caught = cell.result(mutant.phase)
     assert caught.status is Status.FAILED, f"{mutant.name} not caught by {mutant.phase}: {caught.reason}"
     assert caught.score is not None and caught.score < 1.0

@@ -260,3 +260,4 @@ def test_a_template_whose_premise_no_explored_state_reaches_does_not_count_as_he
         outcomes["BlockingVsNonBlockingSemantics"]["reason"]
     assert outcomes["MutualExclusion"]["status"] == "passed" and outcomes["EventualRelease"]["status"] == "passed"
     assert result.status is Status.FAILED and result.score < 1.0
+    assert result.details["failure_class"] == "vacuous"

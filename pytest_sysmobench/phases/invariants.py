@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 from ..cache import digest
 from ..evaluator import EvaluatorError, Translation
-from ..failures import UNMODELLED_NOTE, invariants_class
+from ..failures import UNMODELLED_NOTE, VACUOUS_NOTE, invariants_class
 from ..mapping import Mapping
 from ..scoring import Cause, PhaseResult, Status, TemplateVerdict, template_score
 from ..tasks import TYPE_MARK, TYPE_TEMPLATE, InvariantTemplate, Task, type_template
@@ -400,7 +400,7 @@ def _vacuous(outcomes: list[TemplateOutcome], templates: Sequence[InvariantTempl
         if outcome.status == "passed" and premise and outcome.name not in reached:
             one_line = " ".join(premise.split())
             outcome = dataclasses.replace(outcome, status="failed", reason=(
-                f"{outcome.name} holds only vacuously: its premise ({one_line}) holds in no explored state "
+                f"{outcome.name} {VACUOUS_NOTE}: its premise ({one_line}) holds in no explored state "
                 f"({outcome.states} distinct); a template counts only where it says something"))
         checked.append(outcome)
     return checked
