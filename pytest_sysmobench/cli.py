@@ -95,6 +95,24 @@ def tasks(args: argparse.Namespace) -> int:
     return 1 if loaded.errors else 0
 
 
+def templates(args: argparse.Namespace) -> int:
+    """What P4 checks of a task, and what each check means: from the task's own files."""
+    import textwrap
+
+    task = _task(args)
+    if task is None:
+        return 4
+    print(f"P4 templates of {task.name} ({len(task.templates)}); a defining one weighs more than all the others together")
+    for template in task.templates:
+        marks = [template.kind] + (["defining"] if template.defines else []) + ([] if template.counted else ["ours"])
+        print(f"\n{template.name} ({', '.join(marks)})")
+        print(textwrap.fill(" ".join(template.meaning.split()), 96, initial_indent="  ", subsequent_indent="  "))
+        if template.premise:
+            print(textwrap.fill("counts only if some explored state has: " + " ".join(template.premise.split()), 96,
+                                initial_indent="  ", subsequent_indent="    "))
+    return 0
+
+
 def _task(args: argparse.Namespace):  # noqa: ANN202
     from .tasks import TaskError, load_task
 
@@ -262,6 +280,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     listing = commands.add_parser("tasks", help="list the tasks")
     listing.add_argument("--tasks", default="tasks", help="task folder (default: ./tasks)")
     listing.set_defaults(run=tasks)
+    listed = commands.add_parser("templates", help="what P4 checks of a task, and what each template means")
+    listed.add_argument("task")
+    listed.add_argument("--tasks", default="tasks", help="task folder (default: ./tasks)")
+    listed.set_defaults(run=templates)
     show = commands.add_parser("prompt", help="print a task's generation prompt with its real source")
     show.add_argument("task")
     show.add_argument("--tasks", default="tasks", help="task folder (default: ./tasks)")

@@ -42,3 +42,14 @@ def test_tasks_lists_each_task_with_its_source() -> None:
     done = _run("tasks")
     assert done.returncode == 0, done.stdout
     assert "spin" in done.stdout and "librust-spin-dev" in done.stdout and "Asterinas" in done.stdout
+
+
+def test_templates_says_what_p4_checks_and_what_counts() -> None:
+    done = _run("templates", "mutex")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "MutualExclusion (safety, defining)" in out and "TypeOK (safety, defining, ours)" in out
+    assert "EventualRelease (liveness)" in out
+    assert 'counts only if some explored state has: \\E t \\in Threads : request[t] = "try"' in out
+    missing = _run("templates", "mutx")
+    assert missing.returncode == 4 and "mutx" in missing.stderr
