@@ -1,7 +1,7 @@
 """Why a phase failed, as a class that can be counted (the original paper's error study, Fig. 4).
 
 Each failed phase result carries ``details["failure_class"]``; the leaderboard counts them per
-model and phase.
+model and phase (``leaderboard.board``).
 """
 
 from __future__ import annotations
@@ -84,12 +84,3 @@ def invariants_class(failed: Iterable[Mapping[str, Any]], spec: str) -> str:
     if any("charged to the spec" in str(t.get("reason", "")) for t in failed):
         return "timeout"  # a check only seconds (or the spec itself) could stop
     return "evaluation_error" if failed else "other"
-
-
-def counts(failed: Iterable[tuple[str, str]]) -> dict[str, dict[str, int]]:
-    """{phase: {class: count}} over the (phase, class) of some failed phases."""
-    found: dict[str, dict[str, int]] = {}
-    for phase, klass in failed:
-        found.setdefault(phase, {})
-        found[phase][klass] = found[phase].get(klass, 0) + 1
-    return {p: dict(sorted(c.items())) for p, c in sorted(found.items())}

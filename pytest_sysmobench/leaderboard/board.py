@@ -26,7 +26,6 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from .. import failures
 from ..cache import atomic_write_text
 from ..scoring import PHASES, WEIGHTS, Cause, Charge, PhaseResult, Status, composite, pass_at_k, phase_of
 from . import html as html_report
@@ -66,6 +65,15 @@ class _Gathered:
         score = _composite(phases) if charged_to == Charge.SPEC.value else None
         return CellRow(task, model, sample, phases, charged_to, cause, score, tuple(sorted(self.runs)),
                        self.generation, self.evaluator)
+
+
+def _class_counts(failed: Iterable[tuple[str, str]]) -> dict[str, dict[str, int]]:
+    """{phase: {class: count}} over the (phase, class) of some failed phases."""
+    found: dict[str, dict[str, int]] = {}
+    for phase, klass in failed:
+        found.setdefault(phase, {})
+        found[phase][klass] = found[phase].get(klass, 0) + 1
+    return {p: dict(sorted(c.items())) for p, c in sorted(found.items())}
 
 
 def _phase(record: Record) -> PhaseCell:
@@ -178,7 +186,7 @@ def _model_row(model: str, mine: list[CellRow], groups: tuple[TaskRow, ...]) -> 
         means={p: _mean(c.phases[p].score for c in mine if _phase_counts(c, p)) for p in PHASES},
         best_of_k=_mean(g.best_of_k for g in per_task if g.scored_samples),
         pass_at_k=_mean_pass_at_k(per_task),
-        failure_classes=failures.counts((p, r.failure_class) for c in mine for p, r in c.phases.items()
+        failure_classes=_class_counts((p, r.failure_class) for c in mine for p, r in c.phases.items()
                                         if r.failure_class),
         usage=_spend(mine) if _spent_any(mine) else None,
     )
