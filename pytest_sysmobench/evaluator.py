@@ -43,7 +43,7 @@ class EvaluatorError(RuntimeError):
         self.unanswered = unanswered
 
 
-def _json_answer(text: str) -> Any:
+def json_answer(text: str) -> Any:
     body = text.strip()
     fenced = _FENCE.match(body)
     if fenced:
@@ -194,7 +194,7 @@ class Evaluator:
         use.completion_tokens += answer.completion_tokens
         use.cost_usd += answer.cost_usd or 0.0
         use.cost_complete = use.cost_complete and answer.cost_usd is not None
-        data = _json_answer(answer.text)
+        data = json_answer(answer.text)
         if data is None:
             raise EvaluatorError(f"evaluator {self.name} answered no JSON object: {answer.text.strip()[:200]!r}")
         return data

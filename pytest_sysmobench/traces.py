@@ -138,7 +138,7 @@ class _Validator:
         if extra:
             raise self.fail(line, f"state has unknown variable(s) {', '.join(extra)}")
         for name, value in state.items():
-            _check_value(value, lambda m: self.fail(line, f"state.{name}: {m}"))
+            check_value(value, lambda m: self.fail(line, f"state.{name}: {m}"))
             self.typed(line, name, value)
         return state
 
@@ -156,11 +156,11 @@ class _Validator:
         if missing:
             raise self.fail(line, f"action {action} needs parameter(s) {', '.join(missing)} ('actor' or 'args')")
         for name in params:
-            _check_value(given[name], lambda m: self.fail(line, f"args.{name}: {m}"))
+            check_value(given[name], lambda m: self.fail(line, f"args.{name}: {m}"))
         return action, tuple(given[p] for p in params)
 
 
-def _check_value(value: JsonValue, fail: Any, depth: int = 0) -> None:
+def check_value(value: JsonValue, fail: Any, depth: int = 0) -> None:
     """Trace values must have a TLA+ reading (no floats, no nulls) and stay small enough to be
     written into a TLA+ module: short printable strings, bounded integers, bounded nesting."""
     if depth > MAX_DEPTH:
@@ -176,14 +176,14 @@ def _check_value(value: JsonValue, fail: Any, depth: int = 0) -> None:
         return
     if isinstance(value, list):
         for item in value:
-            _check_value(item, fail, depth + 1)
+            check_value(item, fail, depth + 1)
         return
     if isinstance(value, dict):
         if SET_TAG in value and (len(value) != 1 or not isinstance(value[SET_TAG], list)):
             raise fail(f'a set is written {{"{SET_TAG}": [items]}} and nothing else')
         for key, item in value.items():
             _check_string(key, fail)
-            _check_value(item, fail, depth + 1)
+            check_value(item, fail, depth + 1)
         return
     raise fail(f"{type(value).__name__} values have no TLA+ reading")
 
@@ -219,7 +219,7 @@ def load_trace(path: Path, task: Task) -> Trace:
     if not isinstance(constants, dict):
         raise validator.fail(meta_line, "meta.constants must be an object")
     for name, value in constants.items():
-        _check_value(value, lambda m, name=name: validator.fail(meta_line, f"meta.constants.{name}: {m}"))
+        check_value(value, lambda m, name=name: validator.fail(meta_line, f"meta.constants.{name}: {m}"))
     init = validator.record(init_line, init_text)
     if init.get("step") != 0 or init.get("action") != "Init":
         raise validator.fail(init_line, "the second line must be the initial state {\"step\": 0, \"action\": \"Init\", ...}")

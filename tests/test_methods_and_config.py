@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_sysmobench import load_task
-from pytest_sysmobench.evaluator import _json_answer, screen
+from pytest_sysmobench.evaluator import json_answer, screen
 from pytest_sysmobench.sources.extract import extract_spec, rename_module
 from pytest_sysmobench.llm import ModelConfigError, load_catalog
 from pytest_sysmobench.prompts import METHODS, MethodError, render, sample_traces, stages, template_path
@@ -153,7 +153,7 @@ def test_translated_invariants_are_screened_by_kind(kind: str, expression: str, 
      'Here you go:\n{"invariants": ["A == TRUE"]}\nThanks'],
 )
 def test_evaluator_json_is_found_in_fences_and_chatter(text: str) -> None:
-    assert _json_answer(text) == {"invariants": ["A == TRUE"]}
+    assert json_answer(text) == {"invariants": ["A == TRUE"]}
 
 
 def _records(passes: list[bool]) -> list[dict]:

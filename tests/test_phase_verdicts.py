@@ -11,7 +11,7 @@ from hypothesis import given, strategies as st
 
 from pytest_sysmobench import Status, load_task
 from pytest_sysmobench.session import Scorer
-from pytest_sysmobench.phases.invariants import TemplateOutcome, _verdict
+from pytest_sysmobench.phases.invariants import TemplateOutcome, template_verdict
 from pytest_sysmobench.phases.runtime import coverage
 from pytest_sysmobench.tla.expressions import ExpressionError, check_expression
 from pytest_sysmobench.tla.messages import ActionCoverage, TlcResult, Verdict
@@ -26,7 +26,7 @@ def _outcome(name: str, status: str, states: int | None = 10) -> TemplateOutcome
 
 def test_every_template_counts_whatever_stopped_its_check() -> None:
     """No template drops out of the denominator: each one holds (on the explored part) or fails."""
-    result = _verdict([_outcome("A", "passed"), _outcome("B", "failed", 1234), _outcome("C", "failed")], {})
+    result = template_verdict([_outcome("A", "passed"), _outcome("B", "failed", 1234), _outcome("C", "failed")], {})
     assert result.status is Status.FAILED and result.score == pytest.approx(1 / 3)
     assert result.details["decided"] == 3 and result.details["states"]["B"] == 1234
     assert result.charged_to.value == "spec"
@@ -35,7 +35,7 @@ def test_every_template_counts_whatever_stopped_its_check() -> None:
 def test_templates_that_hold_within_the_work_bound_pass_and_say_so() -> None:
     bounded = _outcome("B", "passed")
     bounded.reason = "holds in the explored part: work bound reached (2000001 generated, 1458 distinct)"
-    result = _verdict([_outcome("A", "passed"), bounded], {"work_bound": {"generated": 2_000_000}})
+    result = template_verdict([_outcome("A", "passed"), bounded], {"work_bound": {"generated": 2_000_000}})
     assert result.status is Status.PASSED and result.score == 1.0
     assert "1 within the work bound of 2000000 generated states" in result.reason
 

@@ -134,7 +134,7 @@ def test_corpus_constants_take_the_largest_bound_of_any_trace() -> None:
 
 def test_sets_are_written_with_a_tag_and_validated() -> None:
     from pytest_sysmobench.tla.values import tla_literal
-    from pytest_sysmobench.traces import _check_value
+    from pytest_sysmobench.traces import check_value
 
     assert tla_literal({"$set": [2, 1, 2]}) == "{1, 2}"
     assert tla_literal({"$set": []}) == "{}"
@@ -144,10 +144,10 @@ def test_sets_are_written_with_a_tag_and_validated() -> None:
     def fail(message: str) -> ValueError:
         return ValueError(message)
 
-    _check_value({"$set": [{"a": 1}]}, fail)
+    check_value({"$set": [{"a": 1}]}, fail)
     for bad in ({"$set": 3}, {"$set": [], "other": 1}):
         with pytest.raises(ValueError, match="a set is written"):
-            _check_value(bad, fail)
+            check_value(bad, fail)
 
 
 @pytest.mark.parametrize(

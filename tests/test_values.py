@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_sysmobench.tla.values import _RESERVED as RESERVED_WORDS
+from pytest_sysmobench.tla.values import RESERVED as RESERVED_WORDS
 from pytest_sysmobench.tla.values import (
     ModelValue,
     Record,

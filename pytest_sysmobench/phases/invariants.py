@@ -523,11 +523,11 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
     except _Unparsable as exc:
         return _does_not_fit(str(exc), info)
     outcomes = _order(ctx.task, outcomes)
-    return _verdict(outcomes, {**info, "cfg_removed": removed + stripped,
+    return template_verdict(outcomes, {**info, "cfg_removed": removed + stripped,
                                "work_bound": {"generated": ctx.task.invariants.generated}}, candidate.tla or "")
 
 
-def _verdict(outcomes: list[TemplateOutcome], info: dict[str, Any], spec: str = "") -> PhaseResult:
+def template_verdict(outcomes: list[TemplateOutcome], info: dict[str, Any], spec: str = "") -> PhaseResult:
     """Score over every template: each one holds (on the explored part, within the work bound)
     or fails, whatever stopped its check."""
     passed = sum(1 for o in outcomes if o.status == "passed")

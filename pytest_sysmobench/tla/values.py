@@ -60,7 +60,7 @@ _MAX_STRING_CODEPOINT = 0xFF  # SANY 2.1's lexer rejects string characters above
 
 _IDENT_RE = re.compile(r"[A-Za-z0-9_]*[A-Za-z][A-Za-z0-9_]*")
 _WORD_RE = re.compile(r"[A-Za-z0-9_]+")
-_RESERVED = frozenset(
+RESERVED = frozenset(
     """ASSUME ASSUMPTION AXIOM BOOLEAN CASE CHOOSE CONSTANT CONSTANTS DOMAIN ELSE ENABLED
     EXCEPT EXTENDS FALSE IF IN INSTANCE LAMBDA LET LOCAL MODULE OTHER RECURSIVE STRING
     SUBSET THEN THEOREM TRUE UNCHANGED UNION VARIABLE VARIABLES WITH WF_ SF_""".split()
@@ -380,7 +380,7 @@ def _format_model_value(value: ModelValue) -> str:
 
 
 def _is_identifier(name: object) -> bool:
-    return isinstance(name, str) and bool(_IDENT_RE.fullmatch(name)) and name not in _RESERVED
+    return isinstance(name, str) and bool(_IDENT_RE.fullmatch(name)) and name not in RESERVED
 
 
 def _format_mapping(value: Mapping[object, object]) -> str:
@@ -457,7 +457,7 @@ def tla_literal(value: Any) -> str:
 
 
 def _field_name(key: str) -> bool:
-    return bool(_FIELD_RE.fullmatch(key)) and key not in _RESERVED and not key.startswith(("WF_", "SF_"))
+    return bool(_FIELD_RE.fullmatch(key)) and key not in RESERVED and not key.startswith(("WF_", "SF_"))
 
 
 def function_literal(entries: Mapping[str, str]) -> str:
