@@ -169,3 +169,6 @@ def test_p4s_plain_share_of_templates_held_is_kept_beside_the_weighted_score() -
     assert board.to_json()["cells"][0]["phases"]["invariants"]["template_fraction"] == 0.777778
     _read_back(board)
     assert "0.778 held" in render(board)
+    other = PhaseRecord.of("mutex", "m", 0, PhaseResult("syntax", Status.PASSED, 1.0, "SANY accepts the module"))
+    merged = report.merge(board, report.build([other.to_json()], {}, "run-2"))
+    assert next(c for c in merged.cells if c.task == "spin").phases["invariants"].template_fraction == 0.777778

@@ -261,3 +261,12 @@ def test_a_template_whose_premise_no_explored_state_reaches_does_not_count_as_he
     assert outcomes["MutualExclusion"]["status"] == "passed" and outcomes["EventualRelease"]["status"] == "passed"
     assert result.status is Status.FAILED and result.score < 1.0
     assert result.details["failure_class"] == "vacuous"
+
+
+def test_a_premise_that_does_not_parse_is_the_tasks_error_named_by_its_field(scorer: Scorer) -> None:
+    broken = dataclasses.replace(TASK, templates=tuple(
+        dataclasses.replace(t, premise="\\E t \\in Threads : pc[t] = = 1") if t.name == "MutualExclusion" else t
+        for t in TASK.templates))
+    result = scorer.cell(broken, ReferenceSource(), sample=7).result("invariants")
+    assert result.status is Status.ERROR and result.cause.value == "task_error", result.reason
+    assert "invariants[0] (MutualExclusion).premise does not parse" in result.reason

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from pytest_sysmobench import PHASES, load_task
 from pytest_sysmobench.sources import ReplaySource
 from pytest_sysmobench.session import Scorer
-from pytest_sysmobench.tla import unicode
+from pytest_sysmobench.tla import grammar, unicode
 from pytest_sysmobench.tla.unicode import TABLE, to_ascii
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,7 +60,7 @@ def tree(text: str) -> str:
     """The tree-sitter-tlaplus parse of ``text`` (node kinds only), which reads both forms."""
     import tree_sitter
 
-    return str(tree_sitter.Parser(unicode._grammar()).parse(text.encode()).root_node)
+    return str(tree_sitter.Parser(grammar.language()).parse(text.encode()).root_node)
 
 
 # -- properties ---------------------------------------------------------------------------------

@@ -80,7 +80,8 @@ def _phase(record: Record) -> PhaseCell:
     charged_to, cause = charge_of(record)
     klass = record.get("failure_class") or (record.get("details") or {}).get("failure_class")
     failed = klass and record["status"] == Status.FAILED.value
-    fraction = (record.get("details") or {}).get("fraction") if record.get("phase") == "invariants" else None
+    fraction = record.get("template_fraction", (record.get("details") or {}).get("fraction")) \
+        if record.get("phase") == "invariants" else None
     return PhaseCell(record.get("score"), record["status"], record.get("reason", ""), charged_to, cause,
                      klass if failed else None, real(fraction))
 
@@ -225,7 +226,8 @@ def records_of(board: Board | Mapping[str, JSON]) -> list[dict[str, JSON]]:
             records.append({"task": cell.task, "model": cell.model, "sample": cell.sample, "phase": phase,
                             "status": result.status, "score": result.score, "reason": result.reason,
                             "charged_to": result.charged_to, "cause": result.cause,
-                            "failure_class": result.failure_class, "run_id": run,
+                            "failure_class": result.failure_class, "template_fraction": result.template_fraction,
+                            "run_id": run,
                             "generation": cell.generation, "cell_evaluator": cell.evaluator})
     return records
 

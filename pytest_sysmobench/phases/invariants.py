@@ -102,10 +102,17 @@ def _task_parse_problem(ctx: CellContext, text: str) -> str | None:
     culprit = problem(canon_module(task, (), constraint=False))
     if culprit is not None:
         return f"task error: {file}: definitions do not parse: {culprit}"
-    for index, template in enumerate(task.templates):
+    written = [t for t in task.templates if t.name != TYPE_TEMPLATE]  # as invariants.yaml lists them
+    for template in task.templates:
         culprit = problem(canon_module(task, (template,), constraint=False))
+        if culprit is not None and template.name == TYPE_TEMPLATE:
+            return (f"task error: {task.directory / 'task.yaml'}: vocabulary.variables: the types do not parse "
+                    f"together ({TYPE_TEMPLATE}): {culprit}")
         if culprit is not None:
-            return f"task error: {file}: invariants[{index}] ({template.name}).tla does not parse: {culprit}"
+            field = f"invariants[{written.index(template)}] ({template.name})"
+            what = "premise" if template.premise and problem(canon_module(task, (
+                dataclasses.replace(template, premise=None),), constraint=False)) is None else "tla"
+            return f"task error: {file}: {field}.{what} does not parse: {culprit}"
     if task.invariants.constraint:
         culprit = problem(canon_module(task, (), constraint=True))
         if culprit is not None:
