@@ -46,6 +46,17 @@ def _replay(tmp_path: Path, text: str) -> ReplaySource:
     return ReplaySource(tmp_path)
 
 
+def _reference_with(tmp_path: Path, old: str, new: str) -> ReplaySource:
+    """The spin reference (spec, cfg and mapping) with one edit to its spec."""
+    reference = ROOT / "tasks" / "spin" / "reference"
+    text = (reference / "Spin.tla").read_text()
+    assert old in text
+    source = _replay(tmp_path, text.replace(old, new, 1))
+    for name in ("Spin.cfg", "mapping.yaml"):
+        (tmp_path / "spin" / name).write_text((reference / name).read_text())
+    return source
+
+
 @pytest.mark.parametrize("count, broken", [(60, (7, 41)), (3000, (0, 1500))])
 def test_partial_credit_checks_definitions_in_groups_with_bounded_work(
     scorer: Scorer, tmp_path: Path, count: int, broken: tuple[int, ...]
@@ -144,16 +155,10 @@ def test_answers_in_the_wrong_language_are_classed_as_such(scorer: Scorer, tmp_p
 def test_pluscals_terminating_step_is_not_an_action_to_cover(scorer: Scorer, tmp_path: Path) -> None:
     """PlusCal's translator adds ``Terminating`` (stutter once every process is done); threads
     that loop forever never enable it, so P2 leaves it out of coverage instead of charging it."""
-    reference = ROOT / "tasks" / "spin" / "reference"
-    text = (reference / "Spin.tla").read_text()
-    text = text.replace("Next ==\n    \\E t \\in Threads :", "ProcSet == Threads\n\n"
-                        'Terminating == /\\ \\A self \\in ProcSet: pc[self] = "Done"\n'
-                        "               /\\ UNCHANGED vars\n\n"
-                        "Next ==\n    \\/ Terminating\n    \\/ \\E t \\in Threads :", 1)
-    assert "\\/ Terminating" in text
-    source = _replay(tmp_path, text)
-    for name in ("Spin.cfg", "mapping.yaml"):
-        (tmp_path / "spin" / name).write_text((reference / name).read_text())
+    source = _reference_with(tmp_path, "Next ==\n    \\E t \\in Threads :", "ProcSet == Threads\n\n"
+                             'Terminating == /\\ \\A self \\in ProcSet: pc[self] = "Done"\n'
+                             "               /\\ UNCHANGED vars\n\n"
+                             "Next ==\n    \\/ Terminating\n    \\/ \\E t \\in Threads :")
     result = scorer.cell(TASK, source).result("runtime")
     assert result.status is Status.PASSED and result.score == 1.0, result.reason
     assert result.details["not_covered"] == ["Terminating"]
@@ -245,13 +250,7 @@ def test_a_template_whose_premise_no_explored_state_reaches_does_not_count_as_he
                                                                                   tmp_path: Path) -> None:
     """A spin lock whose lock() never starts: no thread ever spins, so every template about
     spinning threads holds vacuously.  They do not count; the ones about holders still do."""
-    reference = ROOT / "tasks" / "spin" / "reference"
-    text = (reference / "Spin.tla").read_text().replace('Lock(t) ==\n    /\\ pc[t] = "idle"',
-                                                          'Lock(t) ==\n    /\\ FALSE\n    /\\ pc[t] = "idle"', 1)
-    assert "/\\ FALSE" in text
-    source = _replay(tmp_path, text)
-    for name in ("Spin.cfg", "mapping.yaml"):
-        (tmp_path / "spin" / name).write_text((reference / name).read_text())
+    source = _reference_with(tmp_path, 'Lock(t) ==\n    /\\ pc[t] = "idle"', 'Lock(t) ==\n    /\\ FALSE\n    /\\ pc[t] = "idle"')
     result = scorer.cell(TASK, source).result("invariants")
     outcomes = {t["name"]: t for t in result.details["templates"]}
     vacuous = {name for name, t in outcomes.items() if "holds only vacuously" in t["reason"]}
