@@ -7,7 +7,9 @@ constraint of a generated module that extends the spec.  The score is coverage: 
 that produced a new state in that BFS or in seeded random simulations (``traces`` x ``depth``
 steps each), minus the actions whose step ended in an error, over all actions TLC reports and
 every target action of the task that the spec does not have (leaving behaviour out is the
-most common way an answer is incomplete, and it costs).  Seconds (``budget_s``) only stop what
+most common way an answer is incomplete, and it costs).  An action that neither reaches is
+given one more chance where the BFS was cut short: one step from every state of the task's
+traces, read through the spec's mapping.  Seconds (``budget_s``) only stop what
 no work bound can (an expression that never finishes, a spec that ends TLC itself): that is
 charged to the spec, unless a known-good check right after shows the harness at fault.
 """
@@ -221,7 +223,7 @@ def next_action(ctx: CellContext) -> str | None:
 def _along_traces(ctx: CellContext, mapping: Mapping | None) -> tuple[TlcResult | None, str]:
     """One step of the spec from every state of the task's traces, read through its mapping:
     the spec following the real system's runs reaches what a bounded BFS from Init may not
-    (a commit right after an election).  (result, why not) ."""
+    (a commit right after an election).  Returns the run, and why there is none or it failed."""
     if mapping is None:
         return None, "no mapping to read the traces with"
     corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
