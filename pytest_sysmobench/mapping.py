@@ -387,8 +387,8 @@ def _unmodelled(raw: Any, where: str, canonical_vars: set[str], mapped: set[str]
         raise MappingError(f"{where} unmodelled: expected a list of canonical variables the spec does not model")
     names = []
     for k, name in enumerate(raw):
-        if name not in canonical_vars:
-            raise MappingError(f"{where} unmodelled[{k}]: {name!r} is not a canonical variable")
+        if not isinstance(name, str) or name not in canonical_vars:
+            raise MappingError(f"{where} unmodelled[{k}]: {name!r:.80} is not a canonical variable")
         if name in mapped:
             raise MappingError(f"{where} unmodelled[{k}]: {name} is also mapped under variables")
         names.append(str(name))

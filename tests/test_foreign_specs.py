@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from pytest_sysmobench import PHASES, Status, load_task
 from pytest_sysmobench.mapping import MappingError, load_mapping
@@ -18,6 +19,7 @@ from pytest_sysmobench.sources import ReplaySource
 from pytest_sysmobench.session import Scorer
 
 ROOT = Path(__file__).resolve().parents[1]
+SPIN_TASK = load_task(ROOT / "tasks" / "spin")
 FOREIGN = ROOT / "tests" / "data" / "foreign"
 TRACES = ROOT / "data" / "traces"
 SPECS = [pytest.param(flavour, task, id=f"{flavour}-{task}", marks=[pytest.mark.slow] if task == "etcd" else [])
@@ -302,6 +304,7 @@ def test_yaml_aliases_are_refused_before_they_expand(tmp_path: Path) -> None:
     ("variables: {locked: lock, pc: pc}\nunmodelled: [requests]", "unmodelled[0]: 'requests' is not a canonical"),
     ("variables: {locked: lock, pc: pc}\nunmodelled: [pc]", "unmodelled[0]: pc is also mapped"),
     ("variables: {locked: lock, pc: pc}\nunmodelled: request", "unmodelled: expected a list"),
+    ("variables: {locked: lock, pc: pc}\nunmodelled: [{request: 1}]", "unmodelled[0]: {'request': 1} is not a canonical"),
 ])
 def test_mapping_errors_name_the_file_and_the_field(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "mapping.yaml"
@@ -351,3 +354,23 @@ def test_actions_tlc_cannot_name_are_counted_one_by_one(scorer: Scorer, tmp_path
     broken = scorer.cell(task, _replay(tmp_path / "broken", "records", "zookeeper", [inline, silent])).result("runtime")
     assert broken.status is Status.FAILED and broken.score is not None and broken.score < 1.0
     assert [a for a in broken.details["never_fired"] if a.startswith("Next at line")], broken.details
+
+
+_YAML_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["lock", "pc", "request", "Lock", "x", "'1'", "[t \\in T |-> 1]"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["locked", "pc", "request", "var", "expr", "shape", "values", "Lock", "action", "args",
+                         "before", "internal", "eq", "in", "Threads"]), inner, max_size=3),
+    max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["version", "constants", "variables", "actions", "state", "internal",
+                                        "auxiliary", "unmodelled", "other"]), _YAML_VALUES, max_size=5))
+def test_a_mapping_of_any_shape_loads_or_says_what_is_wrong(data: dict) -> None:
+    from pytest_sysmobench.mapping import Mapping, mapping_from_data
+
+    try:
+        assert isinstance(mapping_from_data(data, SPIN_TASK, "mapping.yaml"), Mapping)
+    except MappingError as exc:
+        assert str(exc).startswith("mapping.yaml:")
