@@ -311,8 +311,9 @@ def _without_call_type(spec: str) -> str:
 @pytest.mark.parametrize("how", ["listed", "left out"])
 def test_a_coarser_spec_is_scored_on_what_it_models(scorer: Scorer, tmp_path: Path, how: str) -> None:
     """A spec with no record of which call a thread is in cannot give the task's request: its
-    mapping says so (a list, or by leaving it out).  P3 judges every window on locked and pc;
-    the templates that read request fail, charged to the spec; the rest are checked.  Correct
+    mapping says so (a list, or by leaving it out).  P3 judges every window on locked and pc,
+    and fails the steps that change request; the templates that read request fail, charged to
+    the spec; the rest are checked.  Correct
     and with a seeded bug, each gets a composite, and the correct one ranks above the bug."""
     mapping = yaml.safe_load(yaml.safe_dump(MAPPING))
     del mapping["variables"]["request"]
@@ -326,8 +327,16 @@ def test_a_coarser_spec_is_scored_on_what_it_models(scorer: Scorer, tmp_path: Pa
         _spec_charged(results)
         assert results["conformance"].details["unmodelled"] == ["request"]
         assert results["invariants"].details["modelled"] == "2 of 3 variables"
-    assert correct["conformance"].status is Status.PASSED, correct["conformance"].reason
-    assert "unmodelled: request" in correct["conformance"].reason
+    conform = correct["conformance"]
+    assert "unmodelled: request" in conform.reason
+    # Lock, TryLock and Unlock change request, which the spec cannot show; Acquire and
+    # TryLockFail leave it alone and conform on locked and pc.
+    failing = {a for a, d in conform.details["actions"].items() if d["score"] < 1}
+    assert failing == {"Lock", "TryLock", "Unlock"}, conform.reason
+    assert all(conform.details["actions"][a]["unmodelled_changes"] == conform.details["actions"][a]["windows"]
+               for a in failing)
+    assert conform.score == pytest.approx(2 / 5) and conform.details["failure_class"] == "unmodelled_variables"
+    assert "changes request, which the mapping leaves unmodelled" in conform.reason
     invariants = correct["invariants"]
     unread = {t["name"] for t in invariants.details["templates"] if "unmodelled" in t["reason"]}
     assert unread == {"TryLockNoSpinning", "BlockingVsNonBlockingSemantics", "RequestConsistency"}
@@ -336,6 +345,23 @@ def test_a_coarser_spec_is_scored_on_what_it_models(scorer: Scorer, tmp_path: Pa
     assert {"TypeOK", "MutualExclusion", "LockConsistency", "NoDeadlock", "EventualRelease"} <= held
     assert "MutualExclusion violated" in broken["invariants"].reason
     assert _composite(broken) < _composite(correct) < 1.0
+
+
+@pytest.mark.parametrize("bug", ["trylock-records-lock-call", "unlock-keeps-request"])
+def test_leaving_out_the_variable_a_spec_gets_wrong_never_raises_its_score(scorer: Scorer, tmp_path: Path,
+                                                                            bug: str) -> None:
+    """A spec wrong only in the call it records (a successful try_lock recorded as lock(); an
+    unlock that forgets the call) scores no higher when its mapping declares request unmodelled
+    than through the honest mapping: the steps that change request fail P3 either way."""
+    spec = next(m for m in TASK.mutants if m.name == bug).apply(REFERENCE, REFERENCE_CFG)[0]
+    hiding = yaml.safe_load(yaml.safe_dump(MAPPING))
+    del hiding["variables"]["request"]
+    honest = _score(scorer, _replay(tmp_path / "honest", spec, REFERENCE_CFG, MAPPING))
+    hidden = _score(scorer, _replay(tmp_path / "hidden", spec, REFERENCE_CFG, hiding))
+    _spec_charged(hidden)
+    assert hidden["conformance"].details["unmodelled"] == ["request"]
+    assert _composite(hidden) <= _composite(honest), (hidden["conformance"].reason, honest["conformance"].reason)
+    assert hidden["conformance"].score <= honest["conformance"].score
 
 
 def test_a_mapping_expression_may_use_the_standard_modules_the_spec_does_not_extend(scorer: Scorer,

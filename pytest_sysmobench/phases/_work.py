@@ -61,6 +61,17 @@ def marked(result: TlcResult, mark: str) -> list[Any]:
     TLC breaks a long printed value over several lines, so the print output is read as one
     text: each ``<< "mark", ... >>`` is cut out by its brackets and parsed.
     """
+    found = []
+    for printed in marked_texts(result, mark):
+        try:
+            found.append(parse_value(printed))
+        except ValueParseError:
+            pass
+    return found
+
+
+def marked_texts(result: TlcResult, mark: str) -> list[str]:
+    """Each ``<< "mark", ... >>`` printed, as TLC wrote it (one line even if TLC broke it)."""
     text = "\n".join(result.print_lines)
     quoted = f'"{mark}"'
     found = []
@@ -69,10 +80,7 @@ def marked(result: TlcResult, mark: str) -> list[Any]:
         opening = text.rfind("<<", 0, start)
         end = _closing(text, opening) if opening >= 0 and not text[opening + 2 : start].strip() else -1
         if end > 0:
-            try:
-                found.append(parse_value(text[opening:end]))
-            except ValueParseError:
-                pass
+            found.append(" ".join(text[opening:end].split()))
         start = text.find(quoted, start + len(quoted))
     return found
 

@@ -15,7 +15,11 @@ state the spec cannot represent under its mapping is a step the spec cannot take
 as do the windows of a target action the spec does not have, and the windows of an action
 whose mapped step does not even evaluate.  All of that is the submission's doing (the spec
 and the mapping that came with it, or that its evaluator proposed), so the phase is scored;
-only the benchmark's own faults leave it without a score.  P4 uses the same check before it
+only the benchmark's own faults leave it without a score.
+
+A mapping may leave canonical variables unmodelled (a coarser spec).  Windows are then judged on
+the variables it models, but a step that changes an unmodelled variable is one the spec cannot
+show, and fails: so leaving out a variable the spec gets wrong never raises its score.  P4 uses the same check before it
 trusts the mapping.
 
 Whole-trace validation is recorded as a stricter diagnostic: the longest prefix of each trace
@@ -113,10 +117,20 @@ class _ActionOutcome:
     first_failure: str = ""
     #: Windows failed without a step being tried: a state the mapping cannot represent.
     unrepresentable: int = 0
+    #: Windows failed without a step being tried: the observed step changes a variable the
+    #: mapping leaves unmodelled, so the spec cannot show it.
+    unmodelled_changes: int = 0
 
     @property
     def score(self) -> float:
         return 1.0 if self.windows and self.passed == self.windows and not self.error else 0.0
+
+
+def _hidden_change(window: Window, unmodelled: Sequence[str]) -> list[str]:
+    """The unmodelled variables a step changes.  The spec has no counterpart for them, so it
+    cannot show that part of the step: the window fails, or leaving a variable out would raise
+    the score of a spec that is wrong in it."""
+    return [v for v in unmodelled if window.pre.get(v) != window.post.get(v)]
 
 
 def _failed_action(action: str, windows: list[Window], why: str) -> _ActionOutcome:
@@ -130,15 +144,23 @@ def _check_action(ctx: CellContext, codec: Codec, config: Config, action: str, w
         return _failed_action(action, windows, f"the spec has no action for {action} (no operator {calls} in it)")
     representable = [w for w in windows if not codec.lost
                      or (record_literal(w.pre) not in codec.lost and record_literal(w.post) not in codec.lost)]
+    shown = [w for w in representable if not _hidden_change(w, codec.mapping.unmodelled)]
     unique: dict[str, Window] = {}
-    for window in representable:
+    for window in shown:
         unique.setdefault(window.key(), window)
     distinct = list(unique.values())
-    outcome = _ActionOutcome(action, len(windows), 0, unrepresentable=len(windows) - len(representable))
+    outcome = _ActionOutcome(action, len(windows), 0, unrepresentable=len(windows) - len(representable),
+                             unmodelled_changes=len(representable) - len(shown))
     if outcome.unrepresentable:
         outcome.first_failure = next(w for w in windows if w not in representable).describe()
+    elif outcome.unmodelled_changes:
+        first = next(w for w in representable if w not in shown)
+        outcome.first_failure = (f"{first.describe()}\n  changes {', '.join(_hidden_change(first, codec.mapping.unmodelled))}, "
+                                 "which the mapping leaves unmodelled")
     if not distinct:
-        outcome.error = f"every window has a state the spec cannot represent under its mapping ({codec.lost_reason})"
+        outcome.error = (f"every window has a state the spec cannot represent under its mapping ({codec.lost_reason})"
+                         if not outcome.unmodelled_changes else
+                         "every window changes a variable the mapping leaves unmodelled: the spec cannot show these steps")
         return outcome
     module = window_module(ctx, codec, f"{ctx.module}_SysmoWin_{action}", action, distinct)
     result = run_check(ctx, f"windows-{action}", module, config, "SysmoInit", "SysmoNext")
@@ -147,13 +169,13 @@ def _check_action(ctx: CellContext, codec: Codec, config: Config, action: str, w
         return _failed_action(action, windows, f"its mapped step cannot be checked: {fault}")
     ok_ids = marked_ids(result, module.mark)
     ok_keys = {distinct[i - 1].key() for i in ok_ids if 0 < i <= len(distinct)}
-    outcome.passed = sum(1 for w in representable if w.key() in ok_keys)
+    outcome.passed = sum(1 for w in shown if w.key() in ok_keys)
     if result.verdict in UNFINISHED and len(ok_keys) < len(distinct):
         outcome.error = (f"{len(distinct) - len(ok_keys)} of {len(distinct)} distinct windows not accepted: "
                          + _work.charged_stop(ctx, "TLC", BUDGET_S, ctx.candidate.tla or ""))
     elif result.verdict is not Verdict.OK and result.verdict not in UNFINISHED:
         outcome.error = result.summary()
-    failing = next((w for w in representable if w.key() not in ok_keys), None)
+    failing = next((w for w in shown if w.key() not in ok_keys), None)
     if failing is not None and not outcome.first_failure:
         outcome.first_failure = failing.describe()
     return outcome
@@ -229,7 +251,8 @@ def _verdict(outcomes: list[_ActionOutcome], whole: list[dict[str, Any]], corpus
     score = sum(o.score for o in outcomes) / len(outcomes) if outcomes else 0.0
     details: dict[str, Any] = {
         "actions": {o.action: {"windows": o.windows, "passed": o.passed, "score": o.score, "error": o.error,
-                               "first_failure": o.first_failure, "unrepresentable": o.unrepresentable}
+                               "first_failure": o.first_failure, "unrepresentable": o.unrepresentable,
+                               "unmodelled_changes": o.unmodelled_changes}
                     for o in outcomes},
         "unrepresentable_states": len(codec.lost),
         "window_pass_rate": round(passed / total, 6) if total else None,
@@ -246,7 +269,8 @@ def _verdict(outcomes: list[_ActionOutcome], whole: list[dict[str, Any]], corpus
                            details, cause=Cause.NO_TRACES)
     failing = [o for o in outcomes if o.score < 1.0]
     unmodelled = codec.mapping.unmodelled
-    judged = f" (judged on the variables the spec models; unmodelled: {', '.join(unmodelled)})" if unmodelled else ""
+    judged = (f" (judged on the variables the spec models; unmodelled: {', '.join(unmodelled)}; "
+              "a step that changes one fails)") if unmodelled else ""
     if not failing:
         return PhaseResult("conformance", Status.PASSED, 1.0,
                            f"all {total} windows of {len(outcomes)} actions conform{judged}", details)
@@ -260,4 +284,6 @@ def _verdict(outcomes: list[_ActionOutcome], whole: list[dict[str, Any]], corpus
     if first.first_failure:
         reason += f"\nfirst failing window of {first.action}: {first.first_failure}"
     reason += f"\nmapping: {codec.mapping.describe()}"
-    return PhaseResult("conformance", Status.FAILED, round(score, 6), reason, {**details, "failure_class": "steps_rejected"})
+    only_hidden = all(o.unmodelled_changes and o.passed + o.unmodelled_changes == o.windows for o in failing)
+    return PhaseResult("conformance", Status.FAILED, round(score, 6), reason,
+                       {**details, "failure_class": "unmodelled_variables" if only_hidden else "steps_rejected"})

@@ -268,6 +268,8 @@ class _Modelled:
     templates: tuple[InvariantTemplate, ...]
     unread: tuple[TemplateOutcome, ...]
     constraint: bool
+    #: The unmodelled variables the task's constraint reads (why it is not applied).
+    constraint_unmodelled: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, task: Task, mapping: Mapping) -> _Modelled:
@@ -285,8 +287,8 @@ class _Modelled:
                                               "the property is not checked, and fails"))
             else:
                 kept.append(template)
-        constraint = bool(task.invariants.constraint) and not (_constraint_reads(task) & missing)
-        return cls(tuple(kept), tuple(unread), constraint)
+        unapplied = tuple(sorted(_constraint_reads(task) & missing)) if task.invariants.constraint else ()
+        return cls(tuple(kept), tuple(unread), bool(task.invariants.constraint) and not unapplied, unapplied)
 
 
 def _constraint_reads(task: Task) -> frozenset[str]:
@@ -301,8 +303,7 @@ class _Unparsable(Exception):
 def _type_violation(result: TlcResult) -> str:
     """Which variable left its declared type, and with what value, as the type template printed it."""
     prefix = f'<<"{TYPE_MARK}", "'
-    for line in result.print_lines:
-        text = line.strip()
+    for text in _work.marked_texts(result, TYPE_MARK):
         if text.startswith(prefix):
             name, _, value = text[len(prefix):].partition('", ')
             return f"{name} = {value.removesuffix('>>').strip()} is outside the type the task declares for {name}"
@@ -480,7 +481,7 @@ def _modelled_info(task: Task, mapping: Mapping, modelled: _Modelled) -> dict[st
     variables = [v.name for v in task.vocabulary.variables]
     constraint = task.invariants.constraint or None
     if constraint and not modelled.constraint:
-        constraint = f"not applied: it reads {', '.join(sorted(_constraint_reads(task) & set(mapping.unmodelled)))}, " \
+        constraint = f"not applied: it reads {', '.join(modelled.constraint_unmodelled)}, " \
                      f"{UNMODELLED_NOTE} (the work bound alone bounds the search)"
     return {"modelled": f"{len(variables) - len(mapping.unmodelled)} of {len(variables)} variables",
             "unmodelled": list(mapping.unmodelled), "task_constraint": constraint}
