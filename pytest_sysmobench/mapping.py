@@ -34,6 +34,14 @@ class VariableMap:
     expr: str | None = None
     shape: str = "scalar"  # "scalar" | "function"
     values: tuple[tuple[str, str], ...] = ()  # (canonical value text, spec value text), both TLA+
+    #: ``expr`` is what a spec state shows of a history (the messages in flight of a spec whose
+    #: channels consume them); the canonical value is its union over the run so far.
+    history: bool = False
+
+    @property
+    def history_variable(self) -> str:
+        """The variable the generated modules keep the history in."""
+        return f"sysmo_hist_{self.canonical}"
 
     def spec_to_canonical(self) -> str:
         """A TLA+ expression over the spec's names giving the canonical variable's value."""
@@ -59,6 +67,8 @@ class VariableMap:
         return table.get(text, text)
 
     def describe(self) -> str:
+        if self.history:
+            return f"{self.canonical} <- every value ever in {self.expr}"
         if self.expr is not None:
             return f"{self.canonical} <- {self.expr}"
         values = ", ".join(f"{c}->{s}" for c, s in self.values)
@@ -134,7 +144,8 @@ class Mapping:
         """The WITH clause of an INSTANCE of the canonical module inside the spec.  An unmodelled
         variable gets a value no template that is checked reads (those that read it are not)."""
         subs = [f"{name} <- ({expr})" for name, expr in self.constants]
-        subs += [f"{v.canonical} <- {v.spec_to_canonical()}" for v in self.variables]
+        subs += [f"{v.canonical} <- {v.history_variable if v.history else v.spec_to_canonical()}"
+                 for v in self.variables]
         subs += [f'{name} <- "{UNMODELLED}"' for name in self.unmodelled]
         return ",\n    ".join(subs)
 
@@ -146,6 +157,9 @@ class Mapping:
         parts += [s.describe() for s in self.state]
         parts += [a.describe() for a in self.actions if a.calls != (ActionCall(a.canonical),)]
         return "; ".join(parts)
+
+    def histories(self) -> tuple[VariableMap, ...]:
+        return tuple(v for v in self.variables if v.history)
 
     def action(self, canonical: str) -> ActionMap:
         found = next((a for a in self.actions if a.canonical == canonical), None)
@@ -214,11 +228,17 @@ def _variable(canonical: str, raw: Any, where: str, task: Task) -> VariableMap:
     if isinstance(raw, str):
         raw = {"var": raw}
     fields = _mapping_of(raw, where)
-    _unknown(fields, {"var", "expr", "shape", "values"}, where)
+    _unknown(fields, {"var", "expr", "history", "shape", "values"}, where)
     var = _identifier(fields["var"], f"{where}.var") if fields.get("var") is not None else None
     expr = _expression(fields["expr"], f"{where}.expr") if fields.get("expr") is not None else None
-    if (var is None) == (expr is None):
-        raise MappingError(f"{where}: give exactly one of 'var' or 'expr'")
+    history = fields.get("history") is not None
+    if history:
+        expr = _expression(fields["history"], f"{where}.history")
+        _history_type(canonical, where, task)
+    if sum(x is not None for x in (var, fields.get("expr"), fields.get("history"))) != 1:
+        raise MappingError(f"{where}: give exactly one of 'var', 'expr' or 'history'")
+    if history and (fields.get("values") or fields.get("shape")):
+        raise MappingError(f"{where}: a 'history' entry takes no 'values' or 'shape'")
     shape = fields.get("shape", "scalar")
     if shape not in ("scalar", "function"):
         raise MappingError(f"{where}.shape: expected 'scalar' or 'function', got {shape!r}")
@@ -228,7 +248,15 @@ def _variable(canonical: str, raw: Any, where: str, task: Task) -> VariableMap:
     except (ValueError, ExpressionError) as exc:
         raise MappingError(f"{where}.values: {exc}") from exc
     _check_value_types(canonical, values, shape, where, task)
-    return VariableMap(canonical, var, expr, shape, values)
+    return VariableMap(canonical, var, expr, shape, values, history)
+
+
+def _history_type(canonical: str, where: str, task: Task) -> None:
+    """A history is a set that only grows: only a canonical variable of a set type can be one."""
+    declared = next((v.type for v in task.vocabulary.variables if v.name == canonical), "")
+    if not declared.strip().startswith("SUBSET"):
+        raise MappingError(f"{where}.history: {canonical} is not a set (type {declared}); "
+                           "only a set of everything seen so far can be read as a history")
 
 
 def _check_value_types(canonical: str, values: tuple[tuple[str, str], ...], shape: str, where: str, task: Task) -> None:

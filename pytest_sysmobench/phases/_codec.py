@@ -89,7 +89,7 @@ class Codec:
             defs.append(call_definition(f"SysmoInternal_{k}", call, ()))
         return defs
 
-    def bind(self, record: str, primed: bool) -> list[str]:
+    def bind(self, record: str, primed: bool, before: str | None = None) -> list[str]:
         """Conjuncts that set the spec state from a record: direct values first, then
         expressions, then candidates and defaults, and only then the filters that read the bound
         state back (an expression is never evaluated before what it reads).
@@ -98,7 +98,11 @@ class Codec:
         variable must read back from it (a direct value, or a filter). The ``state`` entries say
         how to *build* a spec state from a canonical one, which for a variable the traces cannot
         see (a ring slot's stale entry, a history variable) is one choice among many; a step
-        that reaches another is still the step the system took."""
+        that reaches another is still the step the system took.
+
+        A canonical history (``history`` in the mapping) is read from what a spec state shows
+        of it: a state may show only part of it, and a step, from the record ``before``, adds
+        what the reached state shows."""
         tick = "'" if primed else ""
         parts = []
         for s in self.mapping.spec_state():
@@ -109,7 +113,14 @@ class Codec:
         if not primed:
             parts += [f"{s.var} \\in SysmoAmong_{s.var}({record}.{CANON})" for s in self.mapping.state if s.among]
             parts += [f"{var} \\in {values}" for var, values in self.defaults]
-        parts += [f"SysmoAbs_{f.canonical}{tick} = {record}.{CANON}.{f.canonical}" for f in self.mapping.filters()]
+        for f in self.mapping.filters():
+            seen = f"{record}.{CANON}.{f.canonical}"
+            if not f.history:
+                parts.append(f"SysmoAbs_{f.canonical}{tick} = {seen}")
+            elif primed and before is not None:
+                parts.append(f"{before}.{CANON}.{f.canonical} \\cup SysmoAbs_{f.canonical}' = {seen}")
+            else:
+                parts.append(f"SysmoAbs_{f.canonical}{tick} \\subseteq {seen}")
         return parts
 
     def uncovered(self) -> list[str]:

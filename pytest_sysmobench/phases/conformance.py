@@ -58,7 +58,7 @@ def window_module(ctx: CellContext, codec: Codec, name: str, action: str, window
             defs.append(call_definition(f"SysmoStep_{k}", call, params[:arity]))
             steps.append(f"SysmoStep_{k}({', '.join(['SysmoPre[sysmo_w].' + CANON, *args])})")
     pre = "SysmoPre[sysmo_w]"
-    post_ok = conj(codec.bind("SysmoPost[sysmo_w]", True), "        ")
+    post_ok = conj(codec.bind("SysmoPost[sysmo_w]", True, "SysmoPre[sysmo_w]"), "        ")
     internal = " \\/ ".join(f"SysmoInternal_{k}({pre}.{CANON})" for k in range(len(codec.mapping.internal)))
     step = " \\/ ".join(steps)
     branches = [f"""/\\ ~sysmo_main
@@ -103,7 +103,7 @@ SysmoTraceInit ==
 SysmoTraceNext ==
     /\\ sysmo_i < {len(trace.states)}
     /\\ Next
-    /\\ {conj(codec.bind("SysmoTrace[sysmo_i + 1]", True))}
+    /\\ {conj(codec.bind("SysmoTrace[sysmo_i + 1]", True, "SysmoTrace[sysmo_i]"))}
     /\\ sysmo_i' = sysmo_i + 1"""
     return check_module(ctx, name, body)
 

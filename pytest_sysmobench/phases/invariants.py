@@ -31,6 +31,7 @@ from ..mapping import Mapping
 from ..scoring import Cause, PhaseResult, Status, TemplateVerdict, template_score
 from ..tasks import TYPE_MARK, TYPE_TEMPLATE, InvariantTemplate, Task, type_template
 from ..tla import modules
+from ..tla.grammar import spec_parts
 from ..tla.cfg import EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215, Config
 from ..tla.messages import UNFINISHED, TlcResult, Verdict
 from ..traces import load_corpus
@@ -130,14 +131,52 @@ def work_lines(task: Task, mark: str) -> list[str]:
 
 
 def check_module(task: Task, mapping: Mapping, mark: str, templates: Sequence[InvariantTemplate] | None = None,
-                 constraint: bool = True, extends: Sequence[str] = ()) -> str:
-    lines = [f"SysmoCanon == INSTANCE {canon_module_name(task)} WITH\n    {mapping.substitutions()}"]
+                 constraint: bool = True, extends: Sequence[str] = (), history: Sequence[str] = ()) -> str:
+    lines = [*history, f"SysmoCanon == INSTANCE {canon_module_name(task)} WITH\n    {mapping.substitutions()}"]
     templates = task.templates if templates is None else templates
     lines += [f"{PREFIX}{t.name} == SysmoCanon!{t.name}" for t in templates]
     if constraint and task.invariants.constraint:
         lines.append(f"{PREFIX}{CONSTRAINT} == SysmoCanon!{CONSTRAINT}")
     lines += work_lines(task, mark) + reach_lines(templates, mark)
     return modules.module(check_module_name(task), "\n".join(lines), extends or (task.module,))
+
+
+HISTORY_SPEC = "SysmoHistorySpec"
+
+
+def history_run(mapping: Mapping, spec_modules: Sequence[str], config: Config) -> tuple[list[str], Config]:
+    """The spec run with one more variable per history in its mapping, which gathers what every
+    state of the run shows of it (TLC takes one next-state relation, so the spec's own formula
+    is taken apart and put back together around it)."""
+    histories = mapping.histories()
+    if not histories:
+        return [], config
+    names = [h.history_variable for h in histories]
+    lines = [f"VARIABLES {', '.join(names)}",
+             "SysmoHistoryInit == " + " /\\ ".join(f"{h.history_variable} = {h.spec_to_canonical()}" for h in histories),
+             "SysmoHistoryNext == " + " /\\ ".join(f"{h.history_variable}' = {h.history_variable} \\cup "
+                                                    f"{h.spec_to_canonical()}'" for h in histories)]
+    keywords = config.keywords()
+    if "SPECIFICATION" not in keywords:
+        init = next((s.names()[0] for s in config.sections if s.keyword == "INIT" and s.names()), None)
+        step = next((s.names()[0] for s in config.sections if s.keyword == "NEXT" and s.names()), None)
+        if init is None or step is None:
+            raise MappingProblem("a history entry needs the cfg's SPECIFICATION, or its INIT and NEXT")
+        lines += [f"SysmoHistoryInitAll == {init} /\\ SysmoHistoryInit",
+                  f"SysmoHistoryNextAll == {step} /\\ SysmoHistoryNext"]
+        config, _ = config.without(["INIT", "NEXT"])
+        return lines, config.with_section("INIT", ["SysmoHistoryInitAll"]).with_section("NEXT", ["SysmoHistoryNextAll"])
+    formula = next(s.names()[0] for s in config.sections if s.keyword == "SPECIFICATION")
+    parts = spec_parts(spec_modules, formula)
+    if parts is None:
+        raise MappingProblem(f"a history entry ({', '.join(h.canonical for h in histories)}) needs the specification "
+                             f"{formula} in the form Init /\\ [][Next]_vars /\\ fairness, one [][...]_vars in all")
+    conjuncts = [*(f"({c})" for c in parts.init), "SysmoHistoryInit",
+                 f"[][({parts.next}) /\\ SysmoHistoryNext]_<<{parts.subscript}, {', '.join(names)}>>",
+                 *(f"({c})" for c in parts.temporal)]
+    lines.append(f"{HISTORY_SPEC} ==\n    /\\ " + "\n    /\\ ".join(conjuncts))
+    config, _ = config.without(["SPECIFICATION"])
+    return lines, config.with_section("SPECIFICATION", [HISTORY_SPEC])
 
 
 def reach_lines(templates: Sequence[InvariantTemplate], mark: str) -> list[str]:
@@ -209,6 +248,8 @@ class _Checker:
     @classmethod
     def mapped(cls, ctx: CellContext, mapping: Mapping, config: Config, modelled: _Modelled) -> _Checker:
         task, templates = ctx.task, modelled.templates
+        spec_modules = [text for name, text in ctx.spec_files().items() if name.endswith(".tla")]
+        history, config = history_run(mapping, spec_modules, config)
         if modelled.constraint:
             config = config.with_section("CONSTRAINT", [PREFIX + CONSTRAINT])
         if any(t.premise for t in templates):  # last: only the states the other bounds keep count
@@ -216,7 +257,7 @@ class _Checker:
         checker = cls(ctx, {
             f"{canon_module_name(task)}.tla": canon_module(task, templates, modelled.constraint),
             f"{check_module_name(task)}.tla": check_module(task, mapping, work_mark(ctx), templates, modelled.constraint,
-                                                           ctx.mapping_extends()),
+                                                           ctx.mapping_extends(), history),
         }, config)
         checker.reached = set()
         return checker
@@ -514,7 +555,10 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
         problem = _mapping_problem(ctx, mapping)
         if problem is not None:
             return _does_not_fit(problem, info)
-        checker = _Checker.mapped(ctx, mapping, config, modelled)
+        try:
+            checker = _Checker.mapped(ctx, mapping, config, modelled)
+        except MappingProblem as exc:
+            return _does_not_fit(str(exc), info)
         outcomes = list(modelled.unread)
         templates = list(modelled.templates)
     elif ctx.evaluator is not None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 import warnings
+from dataclasses import dataclass
+from typing import Any, Iterable
 
 _LANGUAGE: object | None = None
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -74,3 +76,78 @@ def premise(definition: str) -> str | None:
     for bound in reversed(bounds):
         text = f"\\E {bound} : {text}"
     return text
+
+
+@dataclass(frozen=True)
+class SpecParts:
+    """A specification formula taken apart: what TLC needs to run it with one more variable."""
+
+    init: tuple[str, ...]
+    next: str
+    subscript: str
+    temporal: tuple[str, ...]
+
+
+_TEMPORAL = frozenset({"always", "eventually", "fairness", "leads_to", "step_expr_or_stutter", "step_expr_no_stutter"})
+
+
+def spec_parts(modules: Iterable[str], name: str) -> SpecParts | None:
+    """``Init /\\ [][Next]_v /\\ fairness``, however the conjuncts are spelled and through the
+    definitions they name.  None for any other shape (more or fewer than one ``[][...]_v``)."""
+    import tree_sitter
+
+    definitions: dict[str, tuple[bytes, object]] = {}
+    for text in modules:
+        source = text.encode("utf-8")
+        tree = tree_sitter.Parser(language()).parse(source)
+        for unit in _definitions(tree.root_node):
+            if len(unit.children) >= 3 and unit.children[1].type == "def_eq":
+                definitions[_text(source, unit.children[0])] = (source, unit.children[-1])
+    if name not in definitions:
+        return None
+    init: list[str] = []
+    nexts: list[tuple[str, str]] = []
+    temporal: list[str] = []
+
+    def take(source: bytes, node: Any, depth: int = 0) -> None:
+        while node.type == "parentheses":
+            node = node.children[1]
+        if node.type == "bound_infix_op" and node.children[1].type == "land":
+            take(source, node.children[0], depth)
+            take(source, node.children[2], depth)
+        elif node.type == "conj_list":
+            for item in node.children:
+                take(source, item.children[-1], depth)
+        elif node.type == "bound_prefix_op" and node.children[0].type == "always" \
+                and node.children[1].type == "step_expr_or_stutter":
+            step = node.children[1]
+            nexts.append((_text(source, step.children[1]), _text(source, step.children[3])))
+        elif node.type == "identifier_ref" and _text(source, node) in definitions and depth < 8 \
+                and _has(definitions[_text(source, node)][1], _TEMPORAL):
+            take(*definitions[_text(source, node)], depth + 1)
+        elif _has(node, _TEMPORAL):
+            temporal.append(_text(source, node))
+        else:
+            init.append(_text(source, node))
+
+    take(*definitions[name])
+    if len(nexts) != 1:
+        return None
+    return SpecParts(tuple(init), nexts[0][0], nexts[0][1], tuple(temporal))
+
+
+def _definitions(root: Any) -> list[Any]:
+    found = []
+    for module in (c for c in root.children if c.type == "module"):
+        found += [c for c in module.children if c.type == "operator_definition"]
+    return found
+
+
+def _has(node: Any, types: frozenset[str]) -> bool:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type in types:
+            return True
+        stack.extend(current.children)
+    return False
