@@ -222,8 +222,6 @@ def test_an_action_only_a_deep_state_enables_is_credited_from_the_traces(scorer:
     """A BFS one level deep, no random walks: only Lock and TryLock fire from Init.  Acquire,
     Unlock and TryLockFail need a thread already in lock() or holding it, which every trace of
     the real lock passes through: one step of the spec from each traced state credits them."""
-    from pytest_sysmobench.phases.runtime import next_action
-
     shallow = dataclasses.replace(TASK, runtime=dataclasses.replace(TASK.runtime, bfs_depth=1, simulations=0))
     cell = scorer.cell(shallow, ReferenceSource(), traces_dir=ROOT / "data" / "traces")
     result = cell.result("runtime")
@@ -233,7 +231,7 @@ def test_an_action_only_a_deep_state_enables_is_credited_from_the_traces(scorer:
     from pytest_sysmobench.phases._context import CellContext
 
     ctx = CellContext(TASK, cell.candidate(), scorer.toolchain(), tmp_path / "run", ROOT / "data" / "traces")
-    assert next_action(ctx) == "Next"  # from the cfg's SPECIFICATION Spec, Spec == Init /\ [][Next]_vars /\ ...
+    assert ctx.next_action() == "Next"  # from the cfg's SPECIFICATION Spec, Spec == Init /\ [][Next]_vars /\ ...
 
 
 def test_an_action_no_state_enables_is_named_never_enabled_and_one_beyond_the_bounds_not_reached(

@@ -67,6 +67,10 @@ class CellContext:
         """The spec as files: the root module and the other modules of a multi-file spec."""
         return self.candidate.files()
 
+    def spec_modules(self) -> list[str]:
+        """The text of every module of the spec."""
+        return [text for name, text in self.spec_files().items() if name.endswith(".tla")]
+
     def mapping_extends(self, *needed: str) -> tuple[str, ...]:
         """What a generated module that evaluates mapping expressions extends: the spec, and
         every standard module that cannot clash with it, so that a mapping may count with
@@ -87,20 +91,64 @@ class CellContext:
                            "'canon' are reserved for the modules the benchmark generates around a spec",
                            {"reserved_names": names})
 
-    def missing_actions(self, mapping: Mapping | None = None) -> list[str]:
+    def missing_actions(self, mapping: Mapping | None = None) -> dict[str, str]:
         """Target actions of the task that the spec does not have, directly or through its
-        mapping (an action the mapping sends to an operator no module of the spec defines)."""
+        mapping, and why: the mapping sends it to an operator no module of the spec defines, or
+        to one the spec's next-state action never takes."""
         from ..tla.modules import top_level_units
 
         mapping = mapping or self.candidate.mapping
         if mapping is None or self.candidate.tla is None:
-            return []
-        defined = {unit.name for text in self.spec_files().values() for unit in top_level_units(text)}
+            return {}
+        units = {unit.name: unit.text for text in self.spec_modules() for unit in top_level_units(text)}
+        taken = self._taken_by_next(units)
         targets = self.task.target_actions or tuple(a.name for a in self.task.vocabulary.actions)
-        return [a for a in targets if any(call.action not in defined for call in mapping.action(a).calls)]
+        missing = {}
+        for action in targets:
+            calls = [call.action for call in mapping.action(action).calls]
+            undefined = [c for c in calls if c not in units]
+            if undefined:
+                missing[action] = f"no operator {', '.join(undefined)} in it"
+            elif taken is not None and not any(c in taken for c in calls):
+                missing[action] = f"{', '.join(calls)} is defined, but the spec's next-state action never takes it"
+        return missing
+
+    def _taken_by_next(self, units: dict[str, str]) -> set[str] | None:
+        """The definitions the spec's next-state action reaches, through the definitions it
+        names: an operator outside them is no step of the spec, however it is written.  None
+        when that cannot be read from the spec's own text (no next-state action, an INSTANCE)."""
+        from ..tla.grammar import referenced_names
+
+        start = self.next_action()
+        if start is None or any("INSTANCE" in text for text in units.values()):
+            return None
+        taken: set[str] = set()
+        todo = [start] if start in units else list(referenced_names(start))
+        while todo:
+            name = todo.pop()
+            if name in taken:
+                continue
+            taken.add(name)
+            if name in units:
+                todo += [n for n in referenced_names(units[name]) if n in units and n not in taken]
+        return taken
 
     def config(self) -> Config:
         return Config.parse(self.candidate.cfg or "")
+
+    def next_action(self) -> str | None:
+        """The spec's next-state action: its cfg's NEXT, or the ``[][N]_v`` of its SPECIFICATION
+        (through the definitions it names).  None when the cfg names neither, or the
+        specification has another shape."""
+        from ..tla.grammar import spec_parts
+
+        sections = self.config().sections
+        named = next((s.names() for s in sections if s.canonical == "NEXT" and s.names()), None)
+        if named:
+            return named[0]
+        formula = next((s.names()[0] for s in sections if s.canonical == "SPECIFICATION" and s.names()), None)
+        parts = spec_parts(self.spec_modules(), formula) if formula else None
+        return parts.next if parts else None
 
     def job_dir(self, *parts: str) -> Path:
         path = self.run_dir.joinpath(*parts)

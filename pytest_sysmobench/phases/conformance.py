@@ -61,6 +61,11 @@ def window_module(ctx: CellContext, codec: Codec, name: str, action: str, window
     post_ok = conj(codec.bind("SysmoPost[sysmo_w]", True, "SysmoPre[sysmo_w]"), "        ")
     internal = " \\/ ".join(f"SysmoInternal_{k}({pre}.{CANON})" for k in range(len(codec.mapping.internal)))
     step = " \\/ ".join(steps)
+    spec_next = ctx.next_action()
+    if spec_next is not None:  # a step of the mapped action that is no step of the spec does not count
+        defs.append(f"SysmoSpecNext ==\n    {spec_next}")
+        step = f"({step}) /\\ SysmoSpecNext"
+        internal = f"({internal}) /\\ SysmoSpecNext" if internal else internal
     branches = [f"""/\\ ~sysmo_main
           /\\ {step}
           /\\ sysmo_main' = TRUE""" + ("" if amap.after else """
@@ -102,7 +107,7 @@ SysmoTraceInit ==
     /\\ {conj(codec.bind("SysmoTrace[1]", False))}
 SysmoTraceNext ==
     /\\ sysmo_i < {len(trace.states)}
-    /\\ Next
+    /\\ {ctx.next_action() or "Next"}
     /\\ {conj(codec.bind("SysmoTrace[sysmo_i + 1]", True, "SysmoTrace[sysmo_i]"))}
     /\\ sysmo_i' = sysmo_i + 1"""
     return check_module(ctx, name, body)
@@ -139,9 +144,9 @@ def _failed_action(action: str, windows: list[Window], why: str) -> _ActionOutco
 
 
 def _check_action(ctx: CellContext, codec: Codec, config: Config, action: str, windows: list[Window]) -> _ActionOutcome:
-    if action in ctx.missing_actions(codec.mapping):
-        calls = ", ".join(c.action for c in codec.mapping.action(action).calls)
-        return _failed_action(action, windows, f"the spec has no action for {action} (no operator {calls} in it)")
+    why = ctx.missing_actions(codec.mapping).get(action)
+    if why is not None:
+        return _failed_action(action, windows, f"the spec has no action for {action} ({why})")
     representable = [w for w in windows if not codec.lost
                      or (record_literal(w.pre) not in codec.lost and record_literal(w.post) not in codec.lost)]
     shown = [w for w in representable if not _hidden_change(w, codec.mapping.unmodelled)]

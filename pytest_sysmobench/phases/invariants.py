@@ -248,8 +248,7 @@ class _Checker:
     @classmethod
     def mapped(cls, ctx: CellContext, mapping: Mapping, config: Config, modelled: _Modelled) -> _Checker:
         task, templates = ctx.task, modelled.templates
-        spec_modules = [text for name, text in ctx.spec_files().items() if name.endswith(".tla")]
-        history, config = history_run(mapping, spec_modules, config)
+        history, config = history_run(mapping, ctx.spec_modules(), config)
         if modelled.constraint:
             config = config.with_section("CONSTRAINT", [PREFIX + CONSTRAINT])
         if any(t.premise for t in templates):  # last: only the states the other bounds keep count

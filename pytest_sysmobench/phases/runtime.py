@@ -203,23 +203,6 @@ def coverage(sims: list[TlcResult], bfs: TlcResult | None = None, module: str = 
 
 #: Successors of the traced states are counted, never explored: one step from each.
 _ONE_STEP = 'SysmoOneStep == TLCGet("level") < 1'
-_BOX_NEXT = re.compile(r"\[\]\s*\[\s*([A-Za-z_][A-Za-z0-9_]*)\s*\]_")
-
-
-def next_action(ctx: CellContext) -> str | None:
-    """The spec's next-state action: its cfg's NEXT, or the ``[][N]_v`` of its SPECIFICATION."""
-    for section in ctx.config().sections:
-        if section.canonical == "NEXT":
-            return section.body.split()[0] if section.body.split() else None
-    for section in ctx.config().sections:
-        if section.canonical == "SPECIFICATION" and section.body.split():
-            name = section.body.split()[0]
-            units = {u.name: u.text for text in ctx.spec_files().values() for u in modules.top_level_units(text)}
-            found = _BOX_NEXT.search(units.get(name, ""))
-            return found.group(1) if found else None
-    return None
-
-
 def _along_traces(ctx: CellContext, mapping: Mapping | None) -> tuple[TlcResult | None, str]:
     """One step of the spec from every state of the task's traces, read through its mapping:
     the spec following the real system's runs reaches what a bounded BFS from Init may not
@@ -227,7 +210,7 @@ def _along_traces(ctx: CellContext, mapping: Mapping | None) -> tuple[TlcResult 
     if mapping is None:
         return None, "no mapping to read the traces with"
     corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
-    next_ = next_action(ctx)
+    next_ = ctx.next_action()
     if not corpus.traces or next_ is None:
         return None, "no traces" if not corpus.traces else "the spec's next-state action is not named in its cfg"
     try:
