@@ -8,6 +8,7 @@ faults leave a phase without a score.  Every case runs the real SANY and TLC on 
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 from pathlib import Path
 
@@ -378,6 +379,19 @@ def test_a_mapped_operator_that_is_no_step_of_the_spec_does_not_conform(scorer: 
     assert "TryLock is defined, but the spec's next-state action never takes it" in conform.reason
     assert results["runtime"].details["not_in_spec"] == ["TryLock"], results["runtime"].reason
     assert results["runtime"].score == pytest.approx(4 / 5)
+
+
+def test_names_a_mapping_binds_cannot_clash_with_the_spec(scorer: Scorer, tmp_path: Path) -> None:
+    """A bound name the spec also defines (an operator, or the action a PlusCal label becomes)
+    and a canonical parameter the spec also declares: the generated step gives both names of
+    its own, so the mapping means what it says."""
+    spec = re.sub(r"\bt\b", "th", REFERENCE).replace("VARIABLES", 't == "a name of the spec"\nVARIABLES', 1)
+    mapping = yaml.safe_load(yaml.safe_dump(MAPPING))
+    mapping["actions"]["Acquire"] = {"action": "Acquire", "exists": {"Unlock": "{t}"}, "args": ["Unlock"]}
+    mapping["actions"]["Lock"] = {"action": "Lock", "args": ["t"]}
+    results = _score(scorer, _replay(tmp_path, spec, REFERENCE_CFG, mapping))
+    assert results["syntax"].score == 1.0, results["syntax"].reason
+    assert results["conformance"].score == 1.0, results["conformance"].reason
 
 
 def test_a_mapping_expression_may_use_the_standard_modules_the_spec_does_not_extend(scorer: Scorer,

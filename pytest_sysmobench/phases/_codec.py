@@ -15,6 +15,7 @@ from ..mapping import CANON, ActionCall, Mapping
 from ..tla import modules
 from ..tla.cfg import Config, Section
 from ..tla.expressions import indented
+from ..tla.grammar import rename_references
 from ..tla.messages import TlcResult, Verdict
 from ..tla.values import format_value, record_literal, tla_literal
 from ..traces import Corpus
@@ -129,11 +130,15 @@ class Codec:
 
 
 def call_definition(name: str, call: ActionCall, params: Sequence[str]) -> str:
-    args = call.args if call.args is not None else tuple(params)
+    """A mapped step as an operator of the window's canonical state and the canonical action's
+    parameters.  The parameters and the names ``exists`` binds get names of the benchmark's
+    own (``m`` becomes ``sysmo_p_m``): a spec may define ``m``, or a PlusCal label ``c``."""
+    own = {p: f"sysmo_p_{p}" for p in params} | {b: f"sysmo_b_{b}" for b, _ in call.exists}
+    args = [rename_references(a, own) for a in call.args] if call.args is not None else [own[p] for p in params]
     body = call.action + (f"({', '.join(args)})" if args else "")
     for bound, values in reversed(call.exists):
-        body = f"\\E {bound} \\in ({values}) :\n    {body}"
-    head = f"{name}({', '.join([CANON, *params])})"
+        body = f"\\E {own[bound]} \\in ({rename_references(values, own)}) :\n    {body}"
+    head = f"{name}({', '.join([CANON, *(own[p] for p in params)])})"
     return f"{head} ==\n{indented(body)}"
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import warnings
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 _LANGUAGE: object | None = None
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -151,3 +151,30 @@ def _has(node: Any, types: frozenset[str]) -> bool:
             return True
         stack.extend(current.children)
     return False
+
+
+def rename_references(expression: str, names: Mapping[str, str]) -> str:
+    """The expression with every reference to one of ``names`` replaced (never a string, a
+    comment, a record field or another name that merely contains it): how the generated
+    modules give a mapping's bound names their own, which no spec can define."""
+    import tree_sitter
+
+    if not names:
+        return expression
+    prefix = "---- MODULE SysmoRename ----\nSysmoE == "
+    source = f"{prefix}{expression}\n====\n".encode("utf-8")
+    tree = tree_sitter.Parser(language()).parse(source)
+    spans: list[tuple[int, int, str]] = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "identifier_ref" and _text(source, node) in names:
+            spans.append((node.start_byte, node.end_byte, names[_text(source, node)]))
+        elif node.type == "record_value":
+            stack.extend(node.children[:1])
+            continue
+        stack.extend(node.children)
+    out = source
+    for start, end, new in sorted(spans, reverse=True):
+        out = out[:start] + new.encode("utf-8") + out[end:]
+    return out.decode("utf-8")[len(prefix):-len("\n====\n")]
