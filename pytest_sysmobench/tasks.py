@@ -213,11 +213,14 @@ MAX_INTERNAL_STEPS = 3
 @dataclass(frozen=True)
 class ConformanceSettings:
     """P3: how many unobserved spec steps (``internal`` in a mapping) a window may take before
-    or after the observed one.  A task whose real steps are coarse raises it (Raft's election
+    or after the observed one, and how much work one check may do.  A task whose real steps are coarse raises it (Raft's election
     timeout is about six fine-grained steps for three servers); each step more widens every
     window's search, so it is the task's to set, the same for every spec."""
 
     max_internal_steps: int = MAX_INTERNAL_STEPS
+    #: Successor states one P3 check (an action's windows, a whole trace) may generate: past
+    #: it the windows not yet shown to conform fail, the same on every machine.
+    generated: int = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -579,7 +582,8 @@ def load_task(directory: Path) -> Task:
                                      generated=int(invariants.number("generated", INVARIANTS_GENERATED,
                                                                      limit=100_000_000)),
                                      constraint=invariants.str("constraint", "").strip()),
-        conformance=ConformanceSettings(int(conformance.number("max_internal_steps", MAX_INTERNAL_STEPS, limit=12))),
+        conformance=ConformanceSettings(int(conformance.number("max_internal_steps", MAX_INTERNAL_STEPS, limit=12)),
+                                        int(conformance.number("generated", 1_000_000, limit=100_000_000))),
         harness=_harness(directory, root.sub("harness")) if root.data.get("harness") else None,
         fix_module_name=root.flag("fix_module_name", False),
         cell_budget_s=root.number("cell_budget_s", CELL_BUDGET_S),

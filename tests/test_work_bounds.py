@@ -1,7 +1,7 @@
 """Verdicts are bounded by work, not by the machine's speed.
 
 P2's BFS stops at the task's depth, state and generated-state bounds, its simulations at traces
-x depth; seconds are only a safety net for what no work bound can stop, charged to the spec.  Here the same spec is scored at
+x depth, each P3 check at its generated-state bound; seconds are only a safety net for what no work bound can stop, charged to the spec.  Here the same spec is scored at
 full speed and in a JVM slowed to its interpreter (``-Xint``, several times slower): the
 verdict, its reason and the states explored must be the same.
 """
@@ -110,3 +110,25 @@ def test_p3_windows_the_safety_net_cuts_off_fail_with_the_reason(tmp_path: Path,
         result = cell.result("conformance")
     assert result.status is Status.FAILED and result.score == 0.0, result.reason
     assert "safety net" in result.reason and "charged to the spec" in result.reason
+
+
+def test_p3_windows_past_the_work_bound_fail_the_same_way_in_a_slowed_jvm(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A P3 check ends at the task's bound on generated states, whatever the machine's speed:
+    with a bound of 40, spin's reference shows only the windows reached first, and exactly
+    those, at full speed and in the interpreter; the rest fail, charged to the spec."""
+    from pytest_sysmobench.sources import ReferenceSource
+
+    task = load_task(SPIN)
+    task = dataclasses.replace(task, conformance=dataclasses.replace(task.conformance, generated=40))
+    verdicts = []
+    for flags in ("", "-Xint"):
+        monkeypatch.setenv(JVM_FLAGS_ENV, flags)
+        with Scorer(tmp_path / f"out{len(verdicts)}", use_cache=False) as scorer:
+            result = scorer.cell(task, ReferenceSource(), traces_dir=ROOT / "data" / "traces").result("conformance")
+        verdicts.append(({a: d["passed"] for a, d in result.details["actions"].items()}, result.score))
+        windows = sum(d["windows"] for d in result.details["actions"].values())
+        assert result.status is Status.FAILED, result.reason
+        assert "within the work bound of 40 generated states" in result.reason and "charged to the spec" in result.reason
+    assert verdicts[0] == verdicts[1]
+    assert 0 < sum(verdicts[0][0].values()) < windows

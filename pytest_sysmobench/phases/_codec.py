@@ -190,10 +190,19 @@ class CheckModule:
     mark: str
 
 
+def work_module_name(ctx: CellContext) -> str:
+    return f"{ctx.module}_SysmoP3Work"
+
+
 def check_module(ctx: CellContext, name: str, body: str) -> CheckModule:
-    """The module with its verdict mark: keyed by everything it checks, so cacheable."""
-    mark = ctx.toolchain.cache.mark(name, body, ctx.spec_files())
-    return CheckModule(name, modules.module(name, body.replace("SYSMO_MARK", mark), ctx.mapping_extends("TLC")), mark)
+    """The module with its verdict mark: keyed by everything it checks, so cacheable.  Its
+    work bound (``SysmoWorkBound``, the task's ``phases.conformance.generated``) ends a check
+    by work, never by the machine's speed."""
+    mark = ctx.toolchain.cache.mark(name, body, ctx.spec_files(), ctx.task.conformance.generated)
+    bound = (f"\n{_work.instance_lines(work_module_name(ctx))}\n"
+             f'SysmoWorkBound == SysmoWork!Within({ctx.task.conformance.generated}, "{mark}")')
+    text = modules.module(name, body.replace("SYSMO_MARK", mark) + bound, ctx.mapping_extends("TLC"))
+    return CheckModule(name, text, mark)
 
 
 def _states_module(ctx: CellContext, codec: Codec, name: str, states: Sequence[TMapping[str, Any]]) -> CheckModule:
@@ -217,11 +226,14 @@ SysmoDump == PrintT(<<"SYSMO_MARK", <<{', '.join(variables)}>>>>)"""
 def run_check(ctx: CellContext, job: str, module: CheckModule, config: Config, init: str, next_: str,
          invariants: Sequence[str] = ()) -> TlcResult:
     cfg = config.with_section("INIT", [init]).with_section("NEXT", [next_])
+    cfg = cfg.with_section("CONSTRAINT", ["SysmoWorkBound"], first=True)
     if invariants:
         cfg = cfg.with_section("INVARIANT", list(invariants))
-    return ctx.tlc(ctx.job_dir("conformance", job),
-                   {**ctx.spec_files(), f"{module.name}.tla": module.text, f"{module.name}.cfg": cfg.render()},
-                   module.name, ["-config", f"{module.name}.cfg", "-workers", "1", "-deadlock"], BUDGET_S).result
+    files = {**ctx.spec_files(), f"{work_module_name(ctx)}.tla": _work.bound_module(work_module_name(ctx)),
+             f"{module.name}.tla": module.text, f"{module.name}.cfg": cfg.render()}
+    return ctx.tlc(ctx.job_dir("conformance", job), files, module.name,
+                   ["-config", f"{module.name}.cfg", "-workers", "1", "-deadlock"], BUDGET_S,
+                   work_bound=lambda result: _work.bound_reached(result, module.mark)).result
 
 
 def marked_ids(result: TlcResult, mark: str) -> set[int]:

@@ -22,6 +22,11 @@ the variables it models, but a step that changes an unmodelled variable is one t
 show, and fails: so leaving out a variable the spec gets wrong never raises its score.  P4 uses the same check before it
 trusts the mapping.
 
+Every check is bounded by work (the task's ``phases.conformance.generated`` successor states,
+counted in a TLC register): windows a check has not shown to conform when the bound ends it
+fail, charged to the spec, the same on every machine.  Seconds stop only what no work bound
+can (an evaluation that never ends).
+
 Whole-trace validation is recorded as a stricter diagnostic: the longest prefix of each trace
 that the spec's Init and Next accept, with an explicit step counter.
 """
@@ -175,7 +180,12 @@ def _check_action(ctx: CellContext, codec: Codec, config: Config, action: str, w
     ok_ids = marked_ids(result, module.mark)
     ok_keys = {distinct[i - 1].key() for i in ok_ids if 0 < i <= len(distinct)}
     outcome.passed = sum(1 for w in shown if w.key() in ok_keys)
-    if result.verdict in UNFINISHED and len(ok_keys) < len(distinct):
+    if _work.bound_reached(result, module.mark) and len(ok_keys) < len(distinct):
+        outcome.error = (f"{len(distinct) - len(ok_keys)} of {len(distinct)} distinct windows not accepted within "
+                         f"the work bound of {ctx.task.conformance.generated:,} generated states (the task's "
+                         "phases.conformance.generated): the spec's steps branch too much to show them; "
+                         "charged to the spec")
+    elif result.verdict in UNFINISHED and len(ok_keys) < len(distinct):
         outcome.error = (f"{len(distinct) - len(ok_keys)} of {len(distinct)} distinct windows not accepted: "
                          + _work.charged_stop(ctx, "TLC", BUDGET_S, ctx.candidate.tla or ""))
     elif result.verdict is not Verdict.OK and result.verdict not in UNFINISHED:
