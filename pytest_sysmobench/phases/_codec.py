@@ -194,6 +194,11 @@ def work_module_name(ctx: CellContext) -> str:
     return f"{ctx.module}_SysmoP3Work"
 
 
+def work_files(ctx: CellContext) -> dict[str, str]:
+    """The module a check module's work bound lives in."""
+    return {f"{work_module_name(ctx)}.tla": _work.bound_module(work_module_name(ctx))}
+
+
 def check_module(ctx: CellContext, name: str, body: str) -> CheckModule:
     """The module with its verdict mark: keyed by everything it checks, so cacheable.  Its
     work bound (``SysmoWorkBound``, the task's ``phases.conformance.generated``) ends a check
@@ -229,8 +234,7 @@ def run_check(ctx: CellContext, job: str, module: CheckModule, config: Config, i
     cfg = cfg.with_section("CONSTRAINT", ["SysmoWorkBound"], first=True)
     if invariants:
         cfg = cfg.with_section("INVARIANT", list(invariants))
-    files = {**ctx.spec_files(), f"{work_module_name(ctx)}.tla": _work.bound_module(work_module_name(ctx)),
-             f"{module.name}.tla": module.text, f"{module.name}.cfg": cfg.render()}
+    files = {**ctx.spec_files(), **work_files(ctx), f"{module.name}.tla": module.text, f"{module.name}.cfg": cfg.render()}
     return ctx.tlc(ctx.job_dir("conformance", job), files, module.name,
                    ["-config", f"{module.name}.cfg", "-workers", "1", "-deadlock"], BUDGET_S,
                    work_bound=lambda result: _work.bound_reached(result, module.mark)).result

@@ -29,7 +29,7 @@ from ..tla.cfg import EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215, Config
 from ..tla.messages import UNFINISHED, TlcResult, Verdict
 from ..traces import load_corpus
 from . import _work
-from ._codec import MappingProblem, check_module, conj, prepare_codec, tla_tuple
+from ._codec import MappingProblem, check_module, conj, prepare_codec, tla_tuple, work_files
 from ._context import CellContext
 from ._infer import given_or_inferred
 
@@ -226,11 +226,13 @@ SysmoInit ==
 {_ONE_STEP}"""
     module = check_module(ctx, f"{ctx.module}_SysmoReach", body)
     cfg = config.with_section("INIT", ["SysmoInit"]).with_section("NEXT", [next_]).with_section("CONSTRAINT", ["SysmoOneStep"])
-    files = {**ctx.spec_files(), f"{module.name}.tla": module.text, f"{module.name}.cfg": cfg.render()}
+    cfg = cfg.with_section("CONSTRAINT", ["SysmoWorkBound"], first=True)
+    files = {**ctx.spec_files(), **work_files(ctx), f"{module.name}.tla": module.text, f"{module.name}.cfg": cfg.render()}
     run = ctx.tlc(ctx.job_dir("runtime", "along-traces"), files, module.name,
                   ["-config", f"{module.name}.cfg", "-workers", "1", "-deadlock", "-coverage", "1"],
-                  ctx.task.runtime.budget_s)
-    return run.result, "" if run.result.verdict is Verdict.OK else run.result.summary()
+                  ctx.task.runtime.budget_s, work_bound=lambda result: _work.bound_reached(result, module.mark))
+    result = _finished(run.result, module.mark)
+    return result, "" if result.verdict is Verdict.OK else result.summary()
 
 
 def _exhaustive(raw_bfs: TlcResult, ctx: CellContext) -> bool:
