@@ -38,6 +38,10 @@ SPECS = [pytest.param(flavour, task, id=f"{flavour}-{task}", marks=[pytest.mark.
     # hashicorp/raft as records per server, a [t, op] journal, calls and answers kept apart, the
     # live servers as a set; every handler maps to Serve(i, call) or Return(i, answer).
     pytest.param("records", "raftkvs", id="records-raftkvs"),
+    # hashicorp/raft again, written another way: roles as three sets, votes and known leaders as
+    # sets of pairs, each log as two parallel sequences, one channel of unaddressed packets per
+    # ordered pair of servers; handlers take (receiver, sender, packet).
+    pytest.param("sets", "raftkvs", id="sets-raftkvs"),
     # OVSDB's Raft as its C code keeps it: a record per server with an all-zero id for "none",
     # the candidate's votes as each peer's vote, crashed servers as a set, requests and replies
     # apart; every handler maps to Recv(i, message).
@@ -152,6 +156,11 @@ BUGS = [
         ("    /\\ alive' = alive \\cup {i}\n    /\\ UNCHANGED <<srv, journal, repl, calls, answers>>",
          "    /\\ alive' = alive \\cup {i}\n    /\\ journal' = [journal EXCEPT ![i] = <<[t |-> 1, op |-> \"config\"]>>]\n"
          "    /\\ UNCHANGED <<srv, repl, calls, answers>>"),)),
+    # Replication stamps the entries it sends with the leader's current term instead of the
+    # terms they were written in: two logs agree at an index and differ before it. AppendEntries
+    # is no target action, so no window sees it; P4's LogMatching does.
+    Bug("sets", "raftkvs", "invariants", "LogMatching", (
+        ("SubSeq(eterms[i], from, upto),", "[k \\in 1..(upto - from + 1) |-> term[i]],"),)),
     # The Raft paper's vote: only a leader ignores a vote request's newer term. raft.c's followers
     # that heard from their leader lately ignore it too, which the traces show.
     Bug("records", "redisraft", "conformance", "HandleRequestVoteRequest (", (
