@@ -139,6 +139,9 @@ class Mapping:
     #: Canonical variables the spec does not model (listed under ``unmodelled``, or left out):
     #: P3 judges the windows on the others, and a P4 template that reads one fails.
     unmodelled: tuple[str, ...] = ()
+    #: P3: spec constants outside the canonical vocabulary, as expressions over the canonical
+    #: constants, so they follow each trace's values (``NumProcs: Cardinality(Threads)``).
+    spec_constants: tuple[tuple[str, str], ...] = ()
 
     def substitutions(self) -> str:
         """The WITH clause of an INSTANCE of the canonical module inside the spec.  An unmodelled
@@ -350,7 +353,8 @@ def load_mapping(path: Path, task: Task) -> Mapping:
     return mapping_from_data(data, task, str(path))
 
 
-_TOP_LEVEL = {"version", "constants", "variables", "actions", "state", "internal", "auxiliary", "unmodelled"}
+_TOP_LEVEL = {"version", "constants", "spec_constants", "variables", "actions", "state", "internal", "auxiliary",
+              "unmodelled"}
 #: What an unmodelled canonical variable stands for in the generated modules.
 UNMODELLED = "sysmo: unmodelled"
 
@@ -404,8 +408,10 @@ def mapping_from_data(data: Any, task: Task, path: str) -> Mapping:
     internal = tuple(_call(item, f"{where} internal[{k}]", ()) for k, item in enumerate(internal_raw))
     if any(a.before or a.after for a in actions) and not internal:
         raise MappingError(f"{where} an action allows internal steps but 'internal' names no spec action for them")
+    spec_constants = tuple((_identifier(n, f"{where} spec_constants"), _expression(e, f"{where} spec_constants.{n}"))
+                           for n, e in _mapping_of(fields.get("spec_constants"), f"{where} spec_constants").items())
     return Mapping(constants, variables, tuple(actions), identity=False, source=path, state=tuple(state),
-                   internal=internal, version=int(version), unmodelled=unmodelled)
+                   internal=internal, version=int(version), unmodelled=unmodelled, spec_constants=spec_constants)
 
 
 def _unmodelled(raw: Any, where: str, canonical_vars: set[str], mapped: set[str]) -> tuple[str, ...]:

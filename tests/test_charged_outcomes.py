@@ -394,6 +394,24 @@ def test_names_a_mapping_binds_cannot_clash_with_the_spec(scorer: Scorer, tmp_pa
     assert results["conformance"].score == 1.0, results["conformance"].reason
 
 
+def test_a_spec_constant_outside_the_vocabulary_follows_the_traces(scorer: Scorer, tmp_path: Path) -> None:
+    """``Threads == {"t" \\o ToString(k) : k \\in 1..NumThreads}`` with ``NumThreads = 2`` in
+    the spec's cfg: the traces have three threads.  ``spec_constants`` binds NumThreads to
+    ``Cardinality(Threads)`` of each trace's own threads, and every window conforms."""
+    spec = REFERENCE.replace("CONSTANT Threads             \\* the threads that use the lock",
+                             'CONSTANT NumThreads\nThreads == {"t" \\o ToString(k) : k \\in 1..NumThreads}')
+    spec = spec.replace("EXTENDS Naturals, FiniteSets, TLC", "EXTENDS Naturals, FiniteSets, Sequences, TLC")
+    assert "NumThreads" in spec and "Sequences" in spec
+    cfg = "CONSTANT NumThreads = 2\nSPECIFICATION Spec\n"
+    mapping = yaml.safe_load(yaml.safe_dump(MAPPING))
+    without = _score(scorer, _replay(tmp_path / "without", spec, cfg, mapping))
+    assert without["runtime"].score == 1.0, without["runtime"].reason
+    assert without["conformance"].status is Status.FAILED  # the third thread's steps are none of the spec's
+    mapping["spec_constants"] = {"NumThreads": "Cardinality(Threads)"}
+    bound = _score(scorer, _replay(tmp_path / "bound", spec, cfg, mapping))
+    assert bound["conformance"].score == 1.0, bound["conformance"].reason
+
+
 def test_a_mapping_expression_may_use_the_standard_modules_the_spec_does_not_extend(scorer: Scorer,
                                                                                       tmp_path: Path) -> None:
     """``Cardinality`` in a mapping over a spec that extends no FiniteSets: the modules generated

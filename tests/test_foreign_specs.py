@@ -310,6 +310,8 @@ def test_yaml_aliases_are_refused_before_they_expand(tmp_path: Path) -> None:
      "'internal' names no spec action"),
     ("variables: {locked: lock, pc: pc, request: callType}\nactions: {Fly: Lock}", "actions.Fly is not a canonical action"),
     ("variables: {locked: lock, pc: pc, request: callType}\nsurprise: 1", "unknown field(s) surprise"),
+    ("variables: {locked: lock, pc: pc, request: callType}\nspec_constants: {N: 'x == 1'}", "spec_constants.N"),
+    ("variables: {locked: lock, pc: pc, request: callType}\nspec_constants: {'N M': '3'}", "not a TLA+ identifier"),
     ("variables: {locked: lock, pc: pc}\nunmodelled: [requests]", "unmodelled[0]: 'requests' is not a canonical"),
     ("variables: {locked: lock, pc: pc}\nunmodelled: [pc]", "unmodelled[0]: pc is also mapped"),
     ("variables: {locked: lock, pc: pc}\nunmodelled: request", "unmodelled: expected a list"),

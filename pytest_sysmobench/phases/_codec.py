@@ -47,6 +47,8 @@ class Codec:
     defaults: tuple[tuple[str, str], ...] = ()  # spec variable -> TLA+ set of its initial values
     #: Where the mapping came from when an evaluator model proposed it (its name and token use).
     provenance: TMapping[str, Any] = field(default_factory=dict)
+    #: Definitions of the spec constants a mapping binds to the traces (``spec_constants``).
+    constants: tuple[str, ...] = ()
     #: Trace states (as record literals) with no spec state that maps back onto them, and why.
     lost: frozenset[str] = frozenset()
     lost_reason: str = ""
@@ -88,7 +90,7 @@ class Codec:
             defs.append(f"SysmoAbs_{f.canonical} ==\n{indented(f.spec_to_canonical())}")
         for k, call in enumerate(self.mapping.internal):
             defs.append(call_definition(f"SysmoInternal_{k}", call, ()))
-        return defs
+        return [*self.constants, *defs]
 
     def bind(self, record: str, primed: bool, before: str | None = None) -> list[str]:
         """Conjuncts that set the spec state from a record: direct values first, then
@@ -167,9 +169,19 @@ def constants_config(ctx: CellContext, mapping: Mapping, trace_constants: TMappi
             continue
         kept = [line for line in section.body.split("\n") if _bound_name(line) not in overrides]
         sections.append(Section(section.keyword, "\n".join(kept)))
-    if overrides:
-        sections.append(Section("CONSTANTS", "\n" + "\n".join(f"    {n} = {v}" for n, v in overrides.items()) + "\n"))
+    bindings = [f"    {n} = {v}" for n, v in overrides.items()]
+    bindings += [f"    {name} <- SysmoConstant_{name}" for name, _ in mapping.spec_constants]
+    if bindings:
+        sections.append(Section("CONSTANTS", "\n" + "\n".join(bindings) + "\n"))
     return Config("", tuple(sections))
+
+
+def constant_definitions(mapping: Mapping, trace_constants: TMapping[str, Any]) -> list[str]:
+    """``spec_constants`` as definitions the generated module's cfg binds them to (``N <- Def``):
+    each expression with the canonical constants replaced by the traces' values."""
+    values = {name: "{" + ", ".join(tla_literal(v) for v in value) + "}" if isinstance(value, list) else tla_literal(value)
+              for name, value in trace_constants.items()}
+    return [f"SysmoConstant_{name} ==\n{indented(rename_references(expr, values))}" for name, expr in mapping.spec_constants]
 
 
 def _bound_name(line: str) -> str:
@@ -222,8 +234,10 @@ SysmoStop == FALSE /\\ UNCHANGED sysmo_s"""
     return check_module(ctx, name, body)
 
 
-def _init_values_module(ctx: CellContext, name: str, variables: Sequence[str]) -> CheckModule:
-    body = f"""SysmoStop == FALSE /\\ UNCHANGED <<{', '.join(variables)}>>
+def _init_values_module(ctx: CellContext, name: str, variables: Sequence[str],
+                        constants: Sequence[str] = ()) -> CheckModule:
+    body = "\n".join(constants) + f"""
+SysmoStop == FALSE /\\ UNCHANGED <<{', '.join(variables)}>>
 SysmoDump == PrintT(<<"SYSMO_MARK", <<{', '.join(variables)}>>>>)"""
     return check_module(ctx, name, body)
 
@@ -264,7 +278,7 @@ def _defaults(ctx: CellContext, codec: Codec, config: Config) -> Codec:
     missing = codec.uncovered()
     if not missing:
         return codec
-    module = _init_values_module(ctx, f"{ctx.module}_SysmoInitValues", missing)
+    module = _init_values_module(ctx, f"{ctx.module}_SysmoInitValues", missing, codec.constants)
     result = run_check(ctx, "init-values", module, config, "Init", "SysmoStop", ["SysmoDump"])
     if result.verdict is not Verdict.OK:
         raise MappingProblem(f"spec variable(s) {', '.join(missing)} have no mapping, and their initial values could "
@@ -320,7 +334,8 @@ def prepare_codec(ctx: CellContext, mapping: Mapping, corpus: Corpus,
         try:
             _, spec_variables = ctx.candidate.declared()
             config = constants_config(ctx, mapping, corpus.constants)
-            codec = _defaults(ctx, Codec(mapping, tuple(spec_variables)), config)
+            constants = tuple(constant_definitions(mapping, corpus.constants))
+            codec = _defaults(ctx, Codec(mapping, tuple(spec_variables), constants=constants), config)
             memo[key] = (_check_mapping(ctx, codec, config, corpus), config)
         except MappingProblem as exc:
             memo[key] = exc
