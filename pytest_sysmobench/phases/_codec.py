@@ -28,6 +28,14 @@ BUDGET_S = 60.0
 MAX_DEFAULT_VALUES = 16
 
 
+ORDERED_NAME = "SysmoOrdered"
+#: For a mapping's ``state``: a set as the sequence a spec's FIFO channel keeps, in the order a
+#: strict total order gives (``SysmoOrdered(S, LAMBDA a, b : a.round < b.round)``).  Two
+#: elements the order does not tell apart make it fail, as an error in the mapping.
+ORDERED = f"""{ORDERED_NAME}(S, Before(_, _)) ==
+    [k \\in 1..Cardinality(S) |-> CHOOSE x \\in S : Cardinality({{y \\in S : Before(y, x)}}) = k - 1]"""
+
+
 class MappingProblem(Exception):
     """The mapping cannot be used at all with this spec (the submission's failure, scored 0)."""
 
@@ -90,7 +98,8 @@ class Codec:
             defs.append(f"SysmoAbs_{f.canonical} ==\n{indented(f.spec_to_canonical())}")
         for k, call in enumerate(self.mapping.internal):
             defs.append(call_definition(f"SysmoInternal_{k}", call, ()))
-        return [*self.constants, *defs]
+        helpers = [ORDERED] if any(ORDERED_NAME in d for d in defs) else []
+        return [*self.constants, *helpers, *defs]
 
     def bind(self, record: str, primed: bool, before: str | None = None) -> list[str]:
         """Conjuncts that set the spec state from a record: direct values first, then
@@ -218,7 +227,8 @@ def check_module(ctx: CellContext, name: str, body: str) -> CheckModule:
     mark = ctx.toolchain.cache.mark(name, body, ctx.spec_files(), ctx.task.conformance.generated)
     bound = (f"\n{_work.instance_lines(work_module_name(ctx))}\n"
              f'SysmoWorkBound == SysmoWork!Within({ctx.task.conformance.generated}, "{mark}")')
-    text = modules.module(name, body.replace("SYSMO_MARK", mark) + bound, ctx.mapping_extends("TLC"))
+    needed = ("TLC", "Naturals", "FiniteSets") if ORDERED_NAME in body else ("TLC",)
+    text = modules.module(name, body.replace("SYSMO_MARK", mark) + bound, ctx.mapping_extends(*needed))
     return CheckModule(name, text, mark)
 
 
