@@ -412,6 +412,23 @@ def test_a_spec_constant_outside_the_vocabulary_follows_the_traces(scorer: Score
     assert bound["conformance"].score == 1.0, bound["conformance"].reason
 
 
+@pytest.mark.parametrize(("field", "entry"), [
+    ("state.lock", {"state": {"lock": "canon.locked[1]"}}),
+    ("actions.Lock", {"actions": {"Lock": {"action": "Lock", "args": ["t.x"]}}}),
+])
+def test_an_error_in_a_mapping_expression_names_the_mapping_field(scorer: Scorer, tmp_path: Path, field: str,
+                                                                 entry: dict) -> None:
+    """Not a line of a module the benchmark generated: the field of mapping.yaml to fix."""
+    mapping = yaml.safe_load(yaml.safe_dump(MAPPING))
+    for key, value in entry.items():
+        mapping.setdefault(key, {}).update(value)
+    results = _score(scorer, _replay(tmp_path, REFERENCE, REFERENCE_CFG, mapping))
+    assert f"in the mapping's {field})" in results["conformance"].reason, results["conformance"].reason
+    if field.startswith("state"):
+        assert f"in the mapping's {field})" in results["invariants"].reason
+        assert results["invariants"].reason.count("the mapping does not fit the spec") == 1
+
+
 def test_a_mapping_expression_may_use_the_standard_modules_the_spec_does_not_extend(scorer: Scorer,
                                                                                       tmp_path: Path) -> None:
     """``Cardinality`` in a mapping over a spec that extends no FiniteSets: the modules generated

@@ -7,6 +7,7 @@ it; P4 checks it before its templates judge the spec through the mapping.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping as TMapping, Sequence
 
@@ -269,18 +270,46 @@ def marked_ids(result: TlcResult, mark: str) -> set[int]:
             if isinstance(v, tuple) and len(v) == 2 and v[0] == mark and isinstance(v[1], int)}
 
 
-def mapping_fault(result: TlcResult, module: str) -> str | None:
+def mapping_fault(result: TlcResult, module: CheckModule, action: str | None = None) -> str | None:
     """An error raised inside the generated module's own (mapping) expressions, or a module the
-    mapping made unparsable: the mapping's fault, not the spec's."""
+    mapping made unparsable: the mapping's fault, not the spec's.  Said of the mapping's field
+    the error is in, when it lies in one (``state.rv``), rather than of a generated line."""
+    where = _mapping_field(result, module, action)
     if result.verdict is Verdict.PARSE_ERROR:
-        return f"the mapping does not fit the spec: {result.summary()}"
+        return f"the mapping does not fit the spec{where}: {result.summary()}"
     if result.verdict in (Verdict.EVAL_ERROR, Verdict.ASSERT_FAILED, Verdict.UNKNOWN) and result.positions:
-        if result.positions[-1].module == module:
-            return f"error in a mapping expression: {result.summary()}"
+        if result.positions[-1].module == module.name:
+            return f"error in a mapping expression{where}: {result.summary()}"
     if result.verdict in (Verdict.EVAL_ERROR,) and not result.positions and result.location is not None \
-            and result.location.module == module:
-        return f"error in a mapping expression: {result.summary()}"
+            and result.location.module == module.name:
+        return f"error in a mapping expression{where}: {result.summary()}"
     return None
+
+
+_AT_LINE = re.compile(r"line (\d+), col \d+ (?:to line \d+, col \d+ )?of module (\w+)")
+
+
+def _mapping_field(result: TlcResult, module: CheckModule, action: str | None) -> str:
+    """" (in <field>)" for the first place in the generated module the output names."""
+    spans = [loc for loc in (*reversed(result.positions), result.location) if loc is not None]
+    lines = [loc.line for loc in spans if loc.module == module.name]
+    lines += [int(m.group(1)) for m in _AT_LINE.finditer(result.summary()) if m.group(2) == module.name]
+    for line in lines:
+        name = modules.definition_at(module.text, line) or ""
+        field = _FIELDS.get(name.split("_", 1)[0], lambda rest, act: None)(name.split("_", 1)[-1], action)
+        if field:
+            return f" (in the mapping's {field})"
+    return ""
+
+
+_FIELDS = {
+    "SysmoState": lambda rest, action: f"state.{rest}",
+    "SysmoAmong": lambda rest, action: f"state.{rest}",
+    "SysmoAbs": lambda rest, action: f"variables.{rest}",
+    "SysmoConstant": lambda rest, action: f"spec_constants.{rest}",
+    "SysmoInternal": lambda rest, action: f"internal[{rest}]",
+    "SysmoStep": lambda rest, action: f"actions.{action}" if action else None,
+}
 
 
 def _defaults(ctx: CellContext, codec: Codec, config: Config) -> Codec:
@@ -319,7 +348,7 @@ def _check_mapping(ctx: CellContext, codec: Codec, config: Config, corpus: Corpu
     keys = list(states)
     module = _states_module(ctx, codec, f"{ctx.module}_SysmoMapCheck", ordered)
     result = run_check(ctx, "mapping-check", module, config, "SysmoInit", "SysmoStop")
-    fault = mapping_fault(result, module.name)
+    fault = mapping_fault(result, module)
     if fault is None and result.verdict not in (Verdict.OK, Verdict.VACUOUS):
         fault = f"the mapping could not be checked against the traces: {result.summary()}"
     if fault is not None:

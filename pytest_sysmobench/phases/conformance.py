@@ -174,7 +174,7 @@ def _check_action(ctx: CellContext, codec: Codec, config: Config, action: str, w
         return outcome
     module = window_module(ctx, codec, f"{ctx.module}_SysmoWin_{action}", action, distinct)
     result = run_check(ctx, f"windows-{action}", module, config, "SysmoInit", "SysmoNext")
-    fault = mapping_fault(result, module.name)
+    fault = mapping_fault(result, module, action)
     if fault is not None:
         return _failed_action(action, windows, f"its mapped step cannot be checked: {fault}")
     ok_ids = marked_ids(result, module.mark)

@@ -527,11 +527,14 @@ def _modelled_info(task: Task, mapping: Mapping, modelled: _Modelled) -> dict[st
             "unmodelled": list(mapping.unmodelled), "task_constraint": constraint}
 
 
+_DOES_NOT_FIT = "the mapping does not fit the spec"
+
+
 def _does_not_fit(problem: str, info: dict[str, Any]) -> PhaseResult:
     """The mapping that came with the spec (or that its evaluator proposed) does not fit it:
     the submission's failure, scored 0."""
-    return PhaseResult("invariants", Status.FAILED, 0.0, f"the mapping does not fit the spec: {problem}; "
-                       "scored 0, charged to the spec and its mapping",
+    said = problem if problem.startswith(_DOES_NOT_FIT) else f"{_DOES_NOT_FIT}: {problem}"
+    return PhaseResult("invariants", Status.FAILED, 0.0, f"{said}; scored 0, charged to the spec and its mapping",
                        {**info, "mapping_error": problem, "failure_class": "mapping_does_not_fit"})
 
 
