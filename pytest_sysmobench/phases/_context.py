@@ -123,7 +123,7 @@ class CellContext:
         if start is None or any("INSTANCE" in text for text in units.values()):
             return None
         taken: set[str] = set()
-        todo = [start] if start in units else list(referenced_names(start))
+        todo = [start] if start in units else list(referenced_names(f"SysmoNext == {start}"))
         while todo:
             name = todo.pop()
             if name in taken:
