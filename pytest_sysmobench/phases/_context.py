@@ -93,45 +93,21 @@ class CellContext:
 
     def missing_actions(self, mapping: Mapping | None = None) -> dict[str, str]:
         """Target actions of the task that the spec does not have, directly or through its
-        mapping, and why: the mapping sends it to an operator no module of the spec defines, or
-        to one the spec's next-state action never takes."""
+        mapping (an action the mapping sends to an operator no module of the spec defines), and
+        why.  That a defined operator is a step of the spec, P3 checks by conjoining ``Next``."""
         from ..tla.modules import top_level_units
 
         mapping = mapping or self.candidate.mapping
         if mapping is None or self.candidate.tla is None:
             return {}
-        units = {unit.name: unit.text for text in self.spec_modules() for unit in top_level_units(text)}
-        taken = self._taken_by_next(units)
+        units = {unit.name for text in self.spec_modules() for unit in top_level_units(text)}
         targets = self.task.target_actions or tuple(a.name for a in self.task.vocabulary.actions)
         missing = {}
         for action in targets:
-            calls = [call.action for call in mapping.action(action).calls]
-            undefined = [c for c in calls if c not in units]
+            undefined = [call.action for call in mapping.action(action).calls if call.action not in units]
             if undefined:
                 missing[action] = f"no operator {', '.join(undefined)} in it"
-            elif taken is not None and not any(c in taken for c in calls):
-                missing[action] = f"{', '.join(calls)} is defined, but the spec's next-state action never takes it"
         return missing
-
-    def _taken_by_next(self, units: dict[str, str]) -> set[str] | None:
-        """The definitions the spec's next-state action reaches, through the definitions it
-        names: an operator outside them is no step of the spec, however it is written.  None
-        when that cannot be read from the spec's own text (no next-state action, an INSTANCE)."""
-        from ..tla.grammar import referenced_names
-
-        start = self.next_action()
-        if start is None or any("INSTANCE" in text for text in units.values()):
-            return None
-        taken: set[str] = set()
-        todo = [start] if start in units else list(referenced_names(f"SysmoNext == {start}"))
-        while todo:
-            name = todo.pop()
-            if name in taken:
-                continue
-            taken.add(name)
-            if name in units:
-                todo += [n for n in referenced_names(units[name]) if n in units and n not in taken]
-        return taken
 
     def config(self) -> Config:
         return Config.parse(self.candidate.cfg or "")
