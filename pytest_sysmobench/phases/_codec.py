@@ -295,21 +295,17 @@ def _mapping_field(result: TlcResult, module: CheckModule, action: str | None) -
     lines = [loc.line for loc in spans if loc.module == module.name]
     lines += [int(m.group(1)) for m in _AT_LINE.finditer(result.summary()) if m.group(2) == module.name]
     for line in lines:
-        name = modules.definition_at(module.text, line) or ""
-        field = _FIELDS.get(name.split("_", 1)[0], lambda rest, act: None)(name.split("_", 1)[-1], action)
-        if field:
-            return f" (in the mapping's {field})"
+        prefix, _, rest = (modules.definition_at(module.text, line) or "").partition("_")
+        field = _FIELDS.get(prefix)
+        if field and (action or "{action}" not in field):
+            return f" (in the mapping's {field.format(rest=rest, action=action)})"
     return ""
 
 
-_FIELDS = {
-    "SysmoState": lambda rest, action: f"state.{rest}",
-    "SysmoAmong": lambda rest, action: f"state.{rest}",
-    "SysmoAbs": lambda rest, action: f"variables.{rest}",
-    "SysmoConstant": lambda rest, action: f"spec_constants.{rest}",
-    "SysmoInternal": lambda rest, action: f"internal[{rest}]",
-    "SysmoStep": lambda rest, action: f"actions.{action}" if action else None,
-}
+#: The mapping field each kind of generated definition comes from.
+_FIELDS = {"SysmoState": "state.{rest}", "SysmoAmong": "state.{rest}", "SysmoAbs": "variables.{rest}",
+           "SysmoConstant": "spec_constants.{rest}", "SysmoInternal": "internal[{rest}]",
+           "SysmoStep": "actions.{action}"}
 
 
 def _defaults(ctx: CellContext, codec: Codec, config: Config) -> Codec:

@@ -15,12 +15,12 @@ state the spec cannot represent under its mapping is a step the spec cannot take
 as do the windows of a target action the spec does not have, and the windows of an action
 whose mapped step does not even evaluate.  All of that is the submission's doing (the spec
 and the mapping that came with it, or that its evaluator proposed), so the phase is scored;
-only the benchmark's own faults leave it without a score.
+only the benchmark's own faults leave it without a score.  P4 uses the same check before it
+trusts the mapping.
 
 A mapping may leave canonical variables unmodelled (a coarser spec).  Windows are then judged on
 the variables it models, but a step that changes an unmodelled variable is one the spec cannot
-show, and fails: so leaving out a variable the spec gets wrong never raises its score.  P4 uses the same check before it
-trusts the mapping.
+show, and fails: so leaving out a variable the spec gets wrong never raises its score.
 
 Every check is bounded by work (the task's ``phases.conformance.generated`` successor states,
 counted in a TLC register): windows a check has not shown to conform when the bound ends it

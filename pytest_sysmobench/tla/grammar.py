@@ -4,6 +4,7 @@ validity; the grammar only says what the text is made of."""
 
 from __future__ import annotations
 
+import functools
 import re
 import warnings
 from dataclasses import dataclass
@@ -93,7 +94,13 @@ _TEMPORAL = frozenset({"always", "eventually", "fairness", "leads_to", "step_exp
 
 def spec_parts(modules: Iterable[str], name: str) -> SpecParts | None:
     """``Init /\\ [][Next]_v /\\ fairness``, however the conjuncts are spelled and through the
-    definitions they name.  None for any other shape (more or fewer than one ``[][...]_v``)."""
+    definitions they name.  None for any other shape (more or fewer than one ``[][...]_v``).
+    Read once per spec: every window and trace module of a cell asks for it."""
+    return _spec_parts(tuple(modules), name)
+
+
+@functools.lru_cache(maxsize=64)
+def _spec_parts(modules: tuple[str, ...], name: str) -> SpecParts | None:
     import tree_sitter
 
     definitions: dict[str, tuple[bytes, object]] = {}
