@@ -477,8 +477,13 @@ def _java_pids_under(work: Path) -> list[int]:
             cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if "tlc2.TLC" in cmdline and str(work) in cmdline:
-            pids.append(int(entry))
+        if "tlc2.TLC" not in cmdline or str(work) not in cmdline:
+            continue
+        try:  # unshare carries java's command line until it has made the namespace and exec'd java
+            if os.path.basename(os.readlink(f"/proc/{entry}/exe")) == "java":
+                pids.append(int(entry))
+        except OSError:
+            continue
     return pids
 
 

@@ -236,7 +236,7 @@ def test_an_action_only_a_deep_state_enables_is_credited_from_the_traces(scorer:
 
 def test_a_next_state_action_written_out_in_the_specification_is_read(scorer: Scorer,
                                                                                   tmp_path: Path) -> None:
-    """``[][\E t \in Threads : Lock(t) \/ ...]_vars`` instead of ``[][Next]_vars``: read as
+    r"""``[][\E t \in Threads : Lock(t) \/ ...]_vars`` instead of ``[][Next]_vars``: read as
     the spec's next-state action, which P3 conjoins to each window's step."""
     from pytest_sysmobench.phases._context import CellContext
 
