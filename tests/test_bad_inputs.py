@@ -92,9 +92,12 @@ def _param(name: str) -> Any:
 # ------------------------------------------------------------------ snapshots of the world outside
 
 
-def _walk(root: Path) -> set[str]:
+def _walk(root: Path, skip: Path | None = None) -> set[str]:
+    """Every path under root, not descending into ``skip``."""
     found: set[str] = set()
     for folder, dirs, files in os.walk(root, onerror=lambda _e: None):
+        if skip is not None:
+            dirs[:] = [d for d in dirs if os.path.join(folder, d) != str(skip)]
         for name in dirs + files:
             found.add(os.path.join(folder, name))
     return found
@@ -112,9 +115,7 @@ def _fingerprints() -> tuple[str, ...]:
 def _leaks_in(root: Path, skip: Path | None = None) -> set[str]:
     marks = _fingerprints()
     found = set()
-    for path in _walk(root):
-        if skip is not None and Path(path).is_relative_to(skip):
-            continue
+    for path in _walk(root, skip):
         name = os.path.basename(path).lower()
         if any(s in name for s in SUSPICIOUS) or any(m in path for m in marks):
             found.add(path)
@@ -265,6 +266,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 def corpus(world: World) -> Iterator[Corpus]:
     with Scorer(world.out, use_cache=False) as scorer:
         yield Corpus(scorer, world.root / "replay")
+    problems = _leaks(world, everywhere=True)
+    if problems:
+        pytest.fail("the bad inputs scored on this worker wrote outside the output dir:\n" + "\n".join(problems))
 
 
 # ------------------------------------------------------------------ checks
@@ -331,11 +335,11 @@ def test_broken_task_file_is_refused_with_file_and_field(world: World, case: str
 
 
 @pytest.mark.parametrize("case", [_param(name) for name in SPEC_CASES])
-def test_bad_input(corpus: Corpus, case: str) -> None:
+def test_bad_input(world: World, corpus: Corpus, case: str) -> None:
     expect = CASES[case]
     outcome = corpus.outcome(case)
     results = outcome.results
-    problems: list[str] = []
+    problems: list[str] = _leaks(world)
     assert set(results) == set(PHASES), f"missing phases: {set(PHASES) - set(results)}"
     for phase in PHASES:
         result = results[phase]
@@ -368,22 +372,17 @@ def test_bad_input(corpus: Corpus, case: str) -> None:
     assert not problems, "\n".join(problems) + f"\nactual:\n{summary}"
 
 
-def test_nothing_written_outside_the_output_dir(world: World, corpus: Corpus) -> None:
-    """MODULE ../../../tmp/evil, MODULE /etc/passwd and IOExec must leave no trace outside the run dir."""
-    for name in SPEC_CASES:
-        corpus.outcome(name)
+def _leaks(world: World, everywhere: bool = False) -> list[str]:
+    """What the cells scored so far wrote outside the output dir (``MODULE ../../../tmp/evil``,
+    ``MODULE /etc/passwd`` and IOExec among them).  Checked after every case, so that each case
+    is scored once and an attack is named by the first case after which its trace shows; the
+    walks of the whole tmp dir and of the repository, once all of a worker's cases are done."""
     problems = []
     # 1. This module's private tmp tree: besides the replay inputs, only the output dir may grow.
-    outside = sorted(p for p in _walk(world.root) - world.root_paths if not Path(p).is_relative_to(world.out))
+    outside = sorted(p for p in _walk(world.root, skip=world.out) - world.root_paths if not Path(p).is_relative_to(world.out))
     if outside:
         problems.append(f"written next to the output dir: {outside[:10]}")
-    # 2. Anywhere else in the system tmp dir: nothing named after an attack, nothing from these cells.
-    # Under pytest-xdist the other workers' private trees (same run) hold their own output dirs.
-    run_base = world.root.parent.parent if world.root.parent.name.startswith("popen-gw") else world.root
-    new = sorted(_leaks_in(Path(tempfile.gettempdir()), skip=run_base) - world.tmp_leaks)
-    if new:
-        problems.append(f"written in the tmp dir outside the output dir: {new[:10]}")
-    # ... and inside the output dir, no file named after an attack either.
+    # 2. Inside the output dir, no file named after an attack.
     named = sorted(p for p in _walk(world.out) if any(s in os.path.basename(p).lower() for s in SUSPICIOUS))
     if named:
         problems.append(f"files named after an attack in the output dir: {named[:10]}")
@@ -392,7 +391,15 @@ def test_nothing_written_outside_the_output_dir(world: World, corpus: Corpus) ->
             problems.append(f"{path} exists")
     if _sha(Path("/etc/passwd")) != world.passwd:
         problems.append("/etc/passwd changed")
-    # 3. The repository (git status): no new untracked or ignored file from these cells or an attack.
+    if not everywhere:
+        return problems
+    # 3. Anywhere else in the system tmp dir: nothing named after an attack, nothing from these cells.
+    # Under pytest-xdist the other workers' private trees (same run) hold their own output dirs.
+    run_base = world.root.parent.parent if world.root.parent.name.startswith("popen-gw") else world.root
+    new = sorted(_leaks_in(Path(tempfile.gettempdir()), skip=run_base) - world.tmp_leaks)
+    if new:
+        problems.append(f"written in the tmp dir outside the output dir: {new[:10]}")
+    # 4. The repository (git status): no new untracked or ignored file from these cells or an attack.
     after = _git_untracked()
     if world.git is not None and after is not None:
         marks = _fingerprints()
@@ -402,4 +409,4 @@ def test_nothing_written_outside_the_output_dir(world: World, corpus: Corpus) ->
         )
         if leaked:
             problems.append(f"new files in the repository: {leaked[:10]}")
-    assert not problems, "\n".join(problems)
+    return problems

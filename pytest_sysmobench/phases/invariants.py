@@ -374,19 +374,41 @@ def _verdict_outcome(checker: _Checker, template: InvariantTemplate, result: Tlc
 
 
 def _settled(checker: _Checker, templates: list[InvariantTemplate]) -> list[TemplateOutcome]:
-    """Every template in one run first, one exploration of the state space: when it ends with
-    no violation all of them hold.  Otherwise nothing is concluded from it and the templates are
-    settled the long way (safety together, then liveness), which names the culprits; liveness
-    goes straight to one by one when that first run already saw a liveness violation."""
+    """Every template in one run, one exploration of the state space: when it ends with no
+    violation all of them hold.  A safety violation names its template, which is recorded and
+    removed before the next such run; a liveness violation ends the exploration with no safety
+    template violated (TLC checks them on every state first), so those hold and only liveness
+    is settled further, one template at a time.  Anything else is settled the long way (safety
+    together, then liveness), which names the culprits."""
     safety = [t for t in templates if t.kind == "safety"]
     liveness = [t for t in templates if t.kind == "liveness"]
-    if not safety or not liveness:  # the long way starts with this very run
-        return _safety(checker, safety) + _liveness(checker, liveness)
-    result = checker.run("all", "INVARIANT", [t.name for t in safety], also=[("PROPERTY", [t.name for t in liveness])])
-    if result.verdict is Verdict.OK:
-        return [_verdict_outcome(checker, t, result, violated=False) for t in templates]
-    together = result.verdict is not Verdict.LIVENESS_VIOLATION
-    return _safety(checker, safety) + _liveness(checker, liveness, together)
+    outcomes: list[TemplateOutcome] = []
+    round_ = 0
+    while safety and liveness:
+        round_ += 1
+        result = checker.run("all" if round_ == 1 else f"all-{round_}", "INVARIANT", [t.name for t in safety],
+                             also=[("PROPERTY", [t.name for t in liveness])])
+        hit = _named_violation(result, safety)
+        if hit is not None:
+            outcomes.append(_verdict_outcome(checker, hit, result, violated=True))
+            safety.remove(hit)
+            continue
+        if result.verdict is Verdict.OK:
+            return outcomes + [_verdict_outcome(checker, t, result, violated=False) for t in safety + liveness]
+        if result.verdict is Verdict.LIVENESS_VIOLATION:
+            held = dataclasses.replace(result, verdict=Verdict.OK, trace=[])
+            outcomes += [_verdict_outcome(checker, t, held, violated=False) for t in safety]
+            return outcomes + _liveness(checker, liveness, together=False)
+        break
+    return outcomes + _safety(checker, safety) + _liveness(checker, liveness)
+
+
+def _named_violation(result: TlcResult, remaining: list[InvariantTemplate]) -> InvariantTemplate | None:
+    """The template a run's invariant violation names, if it is one still being checked."""
+    if result.verdict is not Verdict.INVARIANT_VIOLATION or not result.violated:
+        return None
+    name = result.violated.removeprefix(PREFIX)
+    return next((t for t in remaining if t.name == name), None)
 
 
 def _safety(checker: _Checker, templates: list[InvariantTemplate]) -> list[TemplateOutcome]:
@@ -397,13 +419,11 @@ def _safety(checker: _Checker, templates: list[InvariantTemplate]) -> list[Templ
     while remaining:
         round_ += 1
         result = checker.run(f"safety-{round_}", "INVARIANT", [t.name for t in remaining])
-        if result.verdict is Verdict.INVARIANT_VIOLATION and result.violated:
-            name = result.violated.removeprefix(PREFIX)
-            hit = next((t for t in remaining if t.name == name), None)
-            if hit is not None:
-                outcomes.append(_verdict_outcome(checker, hit, result, violated=True))
-                remaining.remove(hit)
-                continue
+        hit = _named_violation(result, remaining)
+        if hit is not None:
+            outcomes.append(_verdict_outcome(checker, hit, result, violated=True))
+            remaining.remove(hit)
+            continue
         if result.verdict in (Verdict.OK, Verdict.INCOMPLETE, Verdict.TIMEOUT, Verdict.OUTPUT_LIMIT) \
                 or len(remaining) == 1:
             outcomes += [_verdict_outcome(checker, t, result, violated=False) for t in remaining]
