@@ -181,7 +181,8 @@ def test_a_lock_without_try_lock_through_a_correct_mapping_is_scored_on_what_it_
         scorer: Scorer, tmp_path: Path) -> None:
     """The shape of tlaplus/Examples' Lock: it has no record of which call a thread is in, so
     the trace states a try_lock leaves behind (request "try") cannot be written in it, and the
-    windows through them fail; the rest are checked, and the phase is scored."""
+    windows through them fail; the rest are checked, and the phase is scored.  P4's templates
+    are scaled by the share of trace states the mapping represents."""
     results = _score(scorer, _replay(tmp_path, LOCK_WITHOUT_TRY, REFERENCE_CFG, LOCK_MAPPING))
     _spec_charged(results)
     conform = results["conformance"]
@@ -191,9 +192,10 @@ def test_a_lock_without_try_lock_through_a_correct_mapping_is_scored_on_what_it_
     assert 0 < conform.details["actions"]["Lock"]["passed"] < conform.details["actions"]["Lock"]["windows"]
     assert "cannot represent" in conform.reason
     assert results["runtime"].details["not_in_spec"] == ["TryLock", "TryLockFail"]
-    invariants = results["invariants"]
-    assert invariants.status is Status.FAILED and invariants.score == 0.0
-    assert "the mapping does not fit the spec" in invariants.reason
+    invariants = results["invariants"]  # judged through the mapping, trusted as far as the traces trust it
+    assert invariants.status is Status.FAILED
+    assert 0.0 < invariants.score < invariants.details["templates_score"] < 1.0, invariants.reason
+    assert "trace states the mapping represents" in invariants.reason
 
 
 @pytest.mark.parametrize("spec, why", [

@@ -169,3 +169,39 @@ def test_a_set_becomes_the_sequence_a_fifo_channel_keeps(tmp_path: Path) -> None
     tie = _evaluate(tmp_path / "tie", "SysmoOrdered({[r |-> 1, s |-> 1], [r |-> 1, s |-> 2]}, "
                                       "LAMBDA a, b : a.r < b.r) = <<>>")
     assert "CHOOSE x \\in S: P, but no element of S satisfied P" in tie, tie
+
+
+COARSE = ROOT / "tests" / "data" / "foreign" / "coarse" / "zookeeper"
+
+
+def _coarse(tmp_path: Path, bug: bool) -> ReplaySource:
+    target = tmp_path / ("bug" if bug else "ok") / "zookeeper"
+    shutil.copytree(COARSE, target, ignore=shutil.ignore_patterns("bug.yaml"))
+    if bug:
+        spec = target / "ZooKeeperFLE.tla"
+        text = spec.read_text()
+        for edit in yaml.safe_load((COARSE / "bug.yaml").read_text())["edits"]:
+            assert text.count(edit["old"]) == 1, edit["old"]
+            text = text.replace(edit["old"], edit["new"])
+        spec.write_text(text)
+    return ReplaySource(target.parent)
+
+
+def test_a_coarser_spec_gets_a_composite_and_its_correct_version_ranks_above_its_bug(scorer: Scorer,
+                                                                                     tmp_path: Path) -> None:
+    """A spec with consumable channels, no notification to itself and one vote variable for
+    ``proposal`` and ``currentVote``: its mapping cannot represent every traced state.  P3
+    fails the windows through those states; P4 judges the spec through the mapping anyway,
+    scaled by the share of trace states the mapping represents.  A server that decides
+    without a quorum behind it breaks the templates that define the election."""
+    scores, results = {}, {}
+    for bug in (False, True):
+        results[bug] = scorer.cell(TASK, _coarse(tmp_path, bug)).evaluate()
+        scores[bug] = composite(results[bug])
+        assert scores[bug] is not None, {p: r.reason for p, r in results[bug].items()}
+    assert scores[False] > scores[True], scores
+    correct, broken = results[False]["invariants"], results[True]["invariants"]
+    assert correct.details["templates_score"] == 1.0, correct.reason
+    assert "scaled by the" in correct.reason and "trace states the mapping represents" in correct.reason
+    assert 0.0 < correct.score < 1.0 and broken.score < correct.score
+    assert {"QuorumVoteValidity", "LeaderHasQuorum"} <= set(broken.details["defining_broken"]), broken.reason

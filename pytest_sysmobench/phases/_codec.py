@@ -58,6 +58,8 @@ class Codec:
     provenance: TMapping[str, Any] = field(default_factory=dict)
     #: Definitions of the spec constants a mapping binds to the traces (``spec_constants``).
     constants: tuple[str, ...] = ()
+    #: How many distinct trace states the mapping was checked against.
+    checked: int = 0
     #: Trace states (as record literals) with no spec state that maps back onto them, and why.
     lost: frozenset[str] = frozenset()
     lost_reason: str = ""
@@ -347,6 +349,7 @@ def _check_mapping(ctx: CellContext, codec: Codec, config: Config, corpus: Corpu
     fault = mapping_fault(result, module)
     if fault is None and result.verdict not in (Verdict.OK, Verdict.VACUOUS):
         fault = f"the mapping could not be checked against the traces: {result.summary()}"
+    codec = dataclasses.replace(codec, checked=len(ordered))
     if fault is not None:
         return dataclasses.replace(codec, lost=frozenset(keys), lost_reason=fault)
     found = marked_ids(result, module.mark)

@@ -521,20 +521,38 @@ def _translated(ctx: CellContext, config: Config) -> tuple[_Checker, list[Templa
     return checker, rejected, info
 
 
-def _mapping_problem(ctx: CellContext, mapping: Mapping) -> str | None:
-    """A mapping is trusted only once every traced state maps through it and back: a mapping
-    that cannot represent what the real system did would make the templates judge some other
-    system (and could make a broken spec look correct)."""
+@dataclass(frozen=True)
+class _Fit:
+    """How far the traces trust a mapping: ``problem`` when it cannot be used at all (it does
+    not evaluate), else the share of distinct trace states it represents (maps there and back)."""
+
+    problem: str | None = None
+    represented: int = 0
+    checked: int = 0
+    lost_reason: str = ""
+
+    @property
+    def share(self) -> float:
+        return self.represented / self.checked if self.checked else 1.0
+
+
+def _mapping_fit(ctx: CellContext, mapping: Mapping) -> _Fit:
+    """P4 judges the spec through the mapping whatever the round trip says (a coarser spec may
+    not represent every traced state), but trusts it only as far as the traces do: the score is
+    scaled by the share of trace states it represents, so a mapping that misreads the spec's
+    states to hide a violation loses at least what it hides."""
     if not mapping.needs_check:
-        return None
+        return _Fit()
     corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
     if not corpus.traces:
-        return None
+        return _Fit()
     try:
         codec, _ = prepare_codec(ctx, mapping, corpus)
     except MappingProblem as exc:
-        return str(exc)
-    return codec.lost_reason or None
+        return _Fit(str(exc))
+    if codec.lost and len(codec.lost) >= codec.checked:
+        return _Fit(codec.lost_reason)
+    return _Fit(None, codec.checked - len(codec.lost), codec.checked, codec.lost_reason)
 
 
 def _modelled_info(task: Task, mapping: Mapping, modelled: _Modelled) -> dict[str, Any]:
@@ -571,12 +589,13 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
     if clash is not None:
         return clash
     mapping, inferred = given_or_inferred(ctx)
+    fit = _Fit()
     if mapping is not None:
         modelled = _Modelled.of(ctx.task, mapping)
         info: dict[str, Any] = {"mapping": mapping.describe(), **inferred, **_modelled_info(ctx.task, mapping, modelled)}
-        problem = _mapping_problem(ctx, mapping)
-        if problem is not None:
-            return _does_not_fit(problem, info)
+        fit = _mapping_fit(ctx, mapping)
+        if fit.problem is not None:
+            return _does_not_fit(fit.problem, info)
         try:
             checker = _Checker.mapped(ctx, mapping, config, modelled)
         except MappingProblem as exc:
@@ -597,8 +616,22 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
     except _Unparsable as exc:
         return _does_not_fit(str(exc), info)
     outcomes = _order(ctx.task, outcomes)
-    return template_verdict(outcomes, {**info, "cfg_removed": removed + stripped,
-                               "work_bound": {"generated": ctx.task.invariants.generated}}, candidate.tla or "")
+    verdict = template_verdict(outcomes, {**info, "cfg_removed": removed + stripped,
+                                          "work_bound": {"generated": ctx.task.invariants.generated}}, candidate.tla or "")
+    return _scaled(verdict, fit)
+
+
+def _scaled(verdict: PhaseResult, fit: _Fit) -> PhaseResult:
+    """The template score times the share of trace states the mapping represents."""
+    if fit.share >= 1.0 or verdict.score is None:
+        return verdict
+    score = round(verdict.score * fit.share, 6)
+    note = (f"scaled by the {fit.represented} of {fit.checked} trace states the mapping represents "
+            f"(templates alone: {verdict.score:g}); {fit.lost_reason}")
+    return dataclasses.replace(verdict, status=Status.FAILED, score=score, reason=f"{verdict.reason}\n{note}",
+                               details={**verdict.details, "represented": f"{fit.represented} of {fit.checked} trace states",
+                                        "templates_score": verdict.score,
+                                        "failure_class": verdict.details.get("failure_class", "mapping_does_not_fit")})
 
 
 def template_verdict(outcomes: list[TemplateOutcome], info: dict[str, Any], spec: str = "") -> PhaseResult:
