@@ -188,8 +188,27 @@ def check_syntax(ctx: CellContext) -> PhaseResult:
         definitions=units,
         failure_class=syntax_class(run.result, candidate.tla),
     )
-    parsed = sum(1 for u in units if u["parses"])
-    total = len(modules.top_level_units(candidate.tla))
-    sampled = f", {len(units)} of {total} checked, evenly spread" if len(units) < total else ""
-    reason = f"{_reason(run.result)} (partial credit: {parsed}/{len(units)} definitions parse alone{sampled})"
+    reason = f"{_reason(run.result)}{_where(ctx, run.result)} ({_credit(candidate.tla, units, score)})"
     return PhaseResult("syntax", Status.FAILED, round(score, 6), reason, details)
+
+
+def _where(ctx: CellContext, result: SanyResult) -> str:
+    """The definition the first error is in, so that the user knows what to fix."""
+    first = result.errors[0] if result.errors else None
+    if first is None or first.line is None or first.module not in (None, ctx.module):
+        return ""
+    name = modules.definition_at(ctx.candidate.tla or "", first.line)
+    return f", in the definition of {name}" if name else ""
+
+
+def _credit(spec: str, units: list[dict[str, object]], score: float) -> str:
+    """What the partial score counts: a definition 'parses' on its own, with stubs for the
+    names it uses but cannot see, so all of them can parse while the module does not resolve."""
+    parsed = sum(1 for u in units if u["parses"])
+    total = len(modules.top_level_units(spec))
+    sampled = f" ({len(units)} of {total} checked, evenly spread)" if len(units) < total else ""
+    text = (f"partial credit: {parsed}/{len(units)} definitions parse on their own{sampled}, names they cannot "
+            f"see stubbed: 0.5 x {parsed}/{len(units)} = {score:.2f}")
+    if units and parsed == len(units):
+        text += "; the module is rejected only as a whole"
+    return text
