@@ -329,5 +329,6 @@ class Client:
         assert last is not None
         kind = type(last).__name__
         message = str(last).strip().splitlines()[0][:300] if str(last).strip() else kind
-        raise GenerationError(f"{self.config.name}: {kind}: {message} (after {attempt} attempt(s))",
+        where = f" at {self.config.api_base}" if self.config.api_base else f" ({self.config.route})"
+        raise GenerationError(f"{self.config.name}{where}: {kind}: {message} (after {attempt} attempt(s))",
                               attempts=attempt, transient=is_transient(last) if not isinstance(last, GenerationError) else True)

@@ -402,6 +402,10 @@ class _Controller:
         regressed = self.reporter.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
         if regressed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.reporter.silent_models() and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            from .leaderboard.reporter import EXIT_NO_ANSWER
+
+            session.exitstatus = EXIT_NO_ANSWER
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.reporter is None:

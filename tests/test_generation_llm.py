@@ -15,6 +15,7 @@ import yaml
 from llm_server import LocalModelServer, Reply
 
 from pytest_sysmobench import load_task
+from pytest_sysmobench.leaderboard.reporter import EXIT_NO_ANSWER
 from pytest_sysmobench.mapping import load_mapping
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -177,12 +178,33 @@ def test_failures_block_their_cell_and_the_session_goes_on(bench: pytest.Pyteste
     cells = {c["model"]: c for c in _board(bench.path)["cells"]}
     reason = lambda m: cells[m]["phases"]["syntax"]["reason"]  # noqa: E731
     assert cells["broken"]["phases"]["syntax"]["status"] == "blocked"
-    assert reason("broken").startswith("blocked: generation failed: broken: InternalServerError")
+    assert reason("broken").startswith(f"blocked: generation failed: broken at {model_server.base_url}: "
+                                       "InternalServerError")
     assert "Timeout" in reason("slow") and "after 2 attempt(s)" in reason("slow")
     assert "AuthenticationError" in reason("denied") and "after 1 attempt(s)" in reason("denied")
     assert "empty answer" in reason("hollow")
     assert cells["garbled"]["phases"]["syntax"]["status"] == "blocked"
     assert cells["tiny"]["phases"]["syntax"]["status"] == "passed"
+    # Five models measured nothing: the run fails with its own exit code, each named with its endpoint.
+    assert result.ret == EXIT_NO_ANSWER
+    result.stdout.fnmatch_lines([f"warning: broken: no answer to any of its 1 request(s), nothing of it was measured "
+                                 f"(exit code {EXIT_NO_ANSWER}): broken at {model_server.base_url}: InternalServerError*"])
+
+
+def test_an_endpoint_nobody_listens_on_fails_the_run_and_names_the_url(bench: pytest.Pytester) -> None:
+    """Not "4 skipped" and exit 0: a CI job must not pass on a dead endpoint."""
+    import socket
+
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    config = yaml.safe_load((bench.path / "sysmobench-models.yaml").read_text())
+    config["models"]["tiny"].update(api_base=dead, attempts=1)
+    (bench.path / "sysmobench-models.yaml").write_text(yaml.safe_dump(config))
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny")
+    assert result.ret == EXIT_NO_ANSWER, result.stdout.str()[-2000:]
+    result.assert_outcomes(skipped=4)
+    result.stdout.fnmatch_lines([f"warning: tiny: no answer to any of its 1 request(s)*tiny at {dead}: *"])
 
 
 def test_the_answer_is_stored_before_scoring_can_fail(bench: pytest.Pytester, model_server: LocalModelServer) -> None:

@@ -14,10 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..scoring import phase_of
+from ..scoring import Cause, phase_of
 from . import board as boards
 from .baseline import Baseline, Tolerance, compare, counts_line, regressions
 from .records import Board
+
+
+#: The exit code of a run in which some model's endpoint answered none of its requests: apart
+#: from 1 (a spec failed a phase, or a composite regressed) so that CI can tell the two apart.
+EXIT_NO_ANSWER = 6
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,12 @@ class LeaderboardReporter:
         self.baseline_lines = lines
         return bool(worse)
 
+    def silent_models(self) -> list[str]:
+        """Models whose endpoint answered none of the run's requests (every cell's generation
+        failed): a run that measured nothing of a model must not pass."""
+        board = self.final_board or self.board()
+        return [line for model, line in _generation_failures(board) if line.startswith(f"{model}: no answer")]
+
     def summary(self) -> list[tuple[str, bool]]:
         """The terminal summary's lines, each with whether it is a warning."""
         board = self.final_board or self.board()
@@ -123,7 +134,27 @@ class LeaderboardReporter:
             lines.append(boards.usage_line(board.usage or {}, tools))
         lines += _best_of_k(board)
         lines += [f"wrote {os.path.relpath(path)}" for path in self.collector.written]
-        return [(line, False) for line in lines] + [(f"warning: {p}", True) for p in self.collector.problems]
+        warnings = [line for _, line in _generation_failures(board)] + self.collector.problems
+        return [(line, False) for line in lines] + [(f"warning: {p}", True) for p in warnings]
+
+
+def _generation_failures(board: Board) -> list[tuple[str, str]]:
+    """Per model whose requests failed: how many of its cells got no spec, and the first reason
+    (which names the model and its endpoint)."""
+    found = []
+    for model in board.models:
+        cells = [c for c in board.cells if c.model == model.model]
+        failed = [c for c in cells if c.cause == Cause.GENERATION.value]
+        if not failed:
+            continue
+        reason = next(iter(failed[0].phases.values())).reason.removeprefix("blocked: generation failed: ")
+        if len(failed) == len(cells):
+            found.append((model.model, f"{model.model}: no answer to any of its {len(cells)} request(s), nothing of "
+                                       f"it was measured (exit code {EXIT_NO_ANSWER}): {reason}"))
+        else:
+            found.append((model.model, f"{model.model}: {len(failed)} of {len(cells)} cells got no spec from the "
+                                       f"model (left out of its means): {reason}"))
+    return found
 
 
 def _charges(board: Board) -> list[str]:
