@@ -47,12 +47,61 @@ class Window:
 
     def describe(self) -> str:
         args = ", ".join(json.dumps(a) for a in self.args)
+        changes = step_changes(self.pre, self.post)
         return (
             f"{self.trace} step {self.step}: {self.action}({args})\n"
             f"  pre:  {json.dumps(self.pre, sort_keys=True)}\n"
-            f"  post: {json.dumps(self.post, sort_keys=True)}"
+            f"  post: {json.dumps(self.post, sort_keys=True)}\n"
+            f"  the system's step: {'; '.join(changes) if changes else 'changes nothing'}"
         )
 
+
+#: How many changes a window's description lists (a step of etcd's can move dozens of fields).
+SHOWN_CHANGES = 8
+_ABSENT = object()
+
+
+def step_changes(pre: Mapping[str, JsonValue], post: Mapping[str, JsonValue], limit: int = SHOWN_CHANGES) -> list[str]:
+    """What a step changed, field by field (``pc["t1"]: "idle" -> "locked"``) and, for sets, bags
+    and sequences, the elements it added and removed: what a user otherwise diffs by eye when
+    the spec cannot take the step."""
+    found: list[str] = []
+    _changes(found, "", dict(pre), dict(post))
+    return found[:limit] + ([f"... {len(found) - limit} more"] if len(found) > limit else [])
+
+
+def _changes(found: list[str], path: str, a: JsonValue, b: JsonValue) -> None:
+    if a == b:
+        return
+    if isinstance(a, dict) and isinstance(b, dict) and SET_TAG not in a and SET_TAG not in b:
+        for key in sorted(set(a) | set(b), key=str):
+            _changes(found, f"{path}[{json.dumps(key)}]" if path else str(key), a.get(key, _ABSENT), b.get(key, _ABSENT))
+        return
+    items_a, items_b = _elements(a), _elements(b)
+    if items_a is not None and items_b is not None:
+        added = [x for x in items_b if not _take(items_a, x)]
+        removed = items_a  # what is left once every element still there was taken out
+        found.append(f"{path}: " + ", ".join([f"+ {json.dumps(x, sort_keys=True)}" for x in added]
+                                             + [f"- {json.dumps(x, sort_keys=True)}" for x in removed]))
+        return
+    show = lambda v: "absent" if v is _ABSENT else json.dumps(v, sort_keys=True)  # noqa: E731
+    found.append(f"{path}: {show(a)} -> {show(b)}")
+
+
+def _elements(value: JsonValue) -> list[JsonValue] | None:
+    """A set's, bag's or sequence's elements (a copy), or None for anything else."""
+    if isinstance(value, dict) and SET_TAG in value and isinstance(value[SET_TAG], list):
+        return list(value[SET_TAG])
+    return list(value) if isinstance(value, list) else None
+
+
+def _take(items: list[JsonValue], item: JsonValue) -> bool:
+    """Removes one occurrence of item from items; whether there was one."""
+    for i, candidate in enumerate(items):
+        if candidate == item:
+            del items[i]
+            return True
+    return False
 
 @dataclass(frozen=True)
 class Trace:

@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from pytest_sysmobench import Status, load_task
 from pytest_sysmobench.sources import ReferenceSource
 from pytest_sysmobench.session import Scorer
-from pytest_sysmobench.traces import TraceError, load_corpus, load_trace
+from pytest_sysmobench.traces import TraceError, Window, load_corpus, load_trace, step_changes
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK = load_task(ROOT / "tasks" / "spin")
@@ -181,3 +181,30 @@ def test_a_function_on_1_to_n_may_be_a_list_and_its_values_are_still_checked(tmp
     lines[2] = _edit(lines[2], state={**state, "state": "LOOKING"})
     with pytest.raises(TraceError, match=r"expected a function \(a JSON object, or a list for one on 1..n\), got str"):
         load_trace(_write(tmp_path, lines), zk)
+
+
+def test_a_windows_description_says_what_the_system_changed() -> None:
+    """What a user would otherwise diff by eye: fields by path, elements added and removed."""
+    window = Window("seed-1.ndjson", 7, "Lock", ("t1",),
+                    {"locked": False, "pc": {"t1": "idle", "t2": "idle"}, "msgs": [{"to": 1}, {"to": 2}]},
+                    {"locked": True, "pc": {"t1": "locked", "t2": "idle"}, "msgs": [{"to": 2}, {"to": 3}]})
+    assert window.describe().endswith('the system\'s step: locked: false -> true; msgs: + {"to": 3}, - {"to": 1}; '
+                                      'pc["t1"]: "idle" -> "locked"')
+    assert step_changes({"s": {"$set": [1, 2]}}, {"s": {"$set": [2, None]}}) == ["s: + null, - 1"]
+    many = step_changes({f"v{i}": i for i in range(20)}, {f"v{i}": -i - 1 for i in range(20)})
+    assert len(many) == 9 and many[-1] == "... 12 more"
+
+
+JSON_LEAVES = st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["idle", "locked"])
+JSON_VALUES = st.recursive(JSON_LEAVES, lambda inner: st.lists(inner, max_size=3)
+                           | st.dictionaries(st.sampled_from(["a", "b", "t1"]), inner, max_size=3), max_leaves=8)
+STATES = st.dictionaries(st.sampled_from(["locked", "pc", "msgs"]), JSON_VALUES, min_size=1, max_size=3)
+
+
+@settings(max_examples=300)
+@given(pre=STATES, post=STATES)
+def test_a_step_shows_changes_exactly_when_it_changed_something(pre: dict, post: dict) -> None:
+    changes = step_changes(pre, post, limit=1000)
+    assert (changes == []) == (pre == post)
+    for line in changes:  # every line names a variable of one of the two states
+        assert line.split("[")[0].split(":")[0] in set(pre) | set(post)
