@@ -45,15 +45,25 @@ class Window:
         """Identical windows are checked once."""
         return json.dumps([self.action, self.args, self.pre, self.post], sort_keys=True)
 
-    def describe(self) -> str:
+    def describe(self, also: str = "") -> str:
+        """The window for a failure message: what the step changed (and ``also``, what the spec
+        did instead) before the states, which are cut short: the trace file has them whole."""
         args = ", ".join(json.dumps(a) for a in self.args)
         changes = step_changes(self.pre, self.post)
         return (
             f"{self.trace} step {self.step}: {self.action}({args})\n"
-            f"  pre:  {json.dumps(self.pre, sort_keys=True)}\n"
-            f"  post: {json.dumps(self.post, sort_keys=True)}\n"
-            f"  the system's step: {'; '.join(changes) if changes else 'changes nothing'}"
+            f"  the system's step: {'; '.join(changes) if changes else 'changes nothing'}{also}\n"
+            f"  pre:  {_cut(json.dumps(self.pre, sort_keys=True))}\n"
+            f"  post: {_cut(json.dumps(self.post, sort_keys=True))}"
         )
+
+
+#: How much of a state a window's description shows.
+SHOWN_STATE_CHARS = 400
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= SHOWN_STATE_CHARS else f"{text[:SHOWN_STATE_CHARS]} ... ({len(text)} characters)"
 
 
 #: How many changes a window's description lists (a step of etcd's can move dozens of fields).

@@ -292,3 +292,18 @@ def test_a_premise_that_does_not_parse_is_the_tasks_error_named_by_its_field(sco
     result = scorer.cell(broken, ReferenceSource(), sample=7).result("invariants")
     assert result.status is Status.ERROR and result.cause.value == "task_error", result.reason
     assert "invariants[0] (MutualExclusion).premise does not parse" in result.reason
+
+
+@pytest.mark.parametrize(("mutant", "says"), [
+    # try_lock recorded as a lock() call: the spec's one TryLock step differs in one argument.
+    ("trylock-records-lock-call", 'the spec\'s closest TryLock("t2") step (1 tried) differs: callType["t2"]: '
+                                  'system "try", spec "lock"'),
+    # Lock only while the lock is held: from a free lock the spec has no Lock step at all.
+    ("lock-only-when-held", 'the spec: no step of Lock("t2") from this pre-state'),
+])
+def test_a_failing_window_says_where_the_specs_closest_step_differs(scorer: Scorer, mutant: str, says: str) -> None:
+    """What a user would otherwise find by diffing states by eye: the system's step, then
+    what the spec's nearest step from the same state shows wrong (from one more TLC run)."""
+    result = scorer.cell(TASK, MutantSource(mutant), traces_dir=ROOT / "data" / "traces").result("conformance")
+    assert result.status is Status.FAILED
+    assert "  the system's step: " in result.reason and says in result.reason, result.reason

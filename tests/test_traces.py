@@ -188,8 +188,8 @@ def test_a_windows_description_says_what_the_system_changed() -> None:
     window = Window("seed-1.ndjson", 7, "Lock", ("t1",),
                     {"locked": False, "pc": {"t1": "idle", "t2": "idle"}, "msgs": [{"to": 1}, {"to": 2}]},
                     {"locked": True, "pc": {"t1": "locked", "t2": "idle"}, "msgs": [{"to": 2}, {"to": 3}]})
-    assert window.describe().endswith('the system\'s step: locked: false -> true; msgs: + {"to": 3}, - {"to": 1}; '
-                                      'pc["t1"]: "idle" -> "locked"')
+    assert window.describe().splitlines()[1] == ('  the system\'s step: locked: false -> true; msgs: + {"to": 3}, '
+                                                 '- {"to": 1}; pc["t1"]: "idle" -> "locked"')
     assert step_changes({"s": {"$set": [1, 2]}}, {"s": {"$set": [2, None]}}) == ["s: + null, - 1"]
     many = step_changes({f"v{i}": i for i in range(20)}, {f"v{i}": -i - 1 for i in range(20)})
     assert len(many) == 9 and many[-1] == "... 12 more"

@@ -118,25 +118,39 @@ class Codec:
         A canonical history (``history`` in the mapping) is read from what a spec state shows
         of it: a state may show only part of it, and a step, from the record ``before``, adds
         what the reached state shows."""
-        tick = "'" if primed else ""
+        if primed:
+            return [f"{shown} = {expected}" if op == "=" else f"{shown} \\subseteq {expected}"
+                    for _, shown, op, expected in self.observed(record, before)]
         parts = []
         for s in self.mapping.spec_state():
             if s.translate is not None:
-                parts.append(f"{s.var}{tick} = {record}.{s.var}")
-            elif s.eq is not None and not primed:
+                parts.append(f"{s.var} = {record}.{s.var}")
+            elif s.eq is not None:
                 parts.append(f"{s.var} = SysmoState_{s.var}({record}.{CANON})")
-        if not primed:
-            parts += [f"{s.var} \\in SysmoAmong_{s.var}({record}.{CANON})" for s in self.mapping.state if s.among]
-            parts += [f"{var} \\in {values}" for var, values in self.defaults]
+        parts += [f"{s.var} \\in SysmoAmong_{s.var}({record}.{CANON})" for s in self.mapping.state if s.among]
+        parts += [f"{var} \\in {values}" for var, values in self.defaults]
+        for f in self.mapping.filters():
+            seen = f"{record}.{CANON}.{f.canonical}"
+            relation = "\\subseteq" if f.history else "="
+            parts.append(f"SysmoAbs_{f.canonical} {relation} {seen}")
+        return parts
+
+    def observed(self, record: str, before: str | None = None) -> list[tuple[str, str, str, str]]:
+        """What a reached state must show, one item per thing observed: (what it is, the spec's
+        side in the reached state, ``=`` or ``subseteq``, the record's side)."""
+        items = []
+        for s in self.mapping.spec_state():
+            if s.translate is not None:
+                items.append((s.var, f"{s.var}'", "=", f"{record}.{s.var}"))
         for f in self.mapping.filters():
             seen = f"{record}.{CANON}.{f.canonical}"
             if not f.history:
-                parts.append(f"SysmoAbs_{f.canonical}{tick} = {seen}")
-            elif primed and before is not None:
-                parts.append(f"{before}.{CANON}.{f.canonical} \\cup SysmoAbs_{f.canonical}' = {seen}")
+                items.append((f.canonical, f"SysmoAbs_{f.canonical}'", "=", seen))
+            elif before is not None:
+                items.append((f.canonical, f"{before}.{CANON}.{f.canonical} \\cup SysmoAbs_{f.canonical}'", "=", seen))
             else:
-                parts.append(f"SysmoAbs_{f.canonical}{tick} \\subseteq {seen}")
-        return parts
+                items.append((f.canonical, f"SysmoAbs_{f.canonical}'", "subseteq", seen))
+        return items
 
     def uncovered(self) -> list[str]:
         covered = {s.var for s in self.mapping.spec_state()}

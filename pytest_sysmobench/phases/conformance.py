@@ -33,12 +33,13 @@ that the spec's Init and Next accept, with an explicit step counter.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Mapping as TMapping, Sequence
 
 from ..evaluator import EvaluatorError
 from ..mapping import CANON, Mapping
-from ..tla.values import record_literal, tla_literal
+from ..tla.values import format_value, record_literal, tla_literal
 from ..scoring import Cause, PhaseResult, Status
 from ..tla.cfg import Config
 from ..tla.messages import UNFINISHED, Verdict
@@ -49,7 +50,12 @@ from ._codec import (BUDGET_S, CheckModule, Codec, MappingProblem, call_definiti
 from ._context import CellContext, evaluator_failure, no_mapping
 from ._infer import given_or_inferred
 
-def window_module(ctx: CellContext, codec: Codec, name: str, action: str, windows: Sequence[Window]) -> CheckModule:
+def window_module(ctx: CellContext, codec: Codec, name: str, action: str, windows: Sequence[Window],
+                  nearest: bool = False) -> CheckModule:
+    """The check of an action's windows: each window's id is printed when some step of the
+    action (with the internal steps its mapping allows) reaches the window's post-state.  With
+    ``nearest``, every step of the action is taken instead, and each prints what it shows wrong
+    (``NEAREST``), so that a failing window can say where the spec's closest step differs."""
     amap = codec.mapping.action(action)
     params = next((a.params for a in ctx.task.vocabulary.actions if a.name == action), ())
     arity = len(windows[0].args)
@@ -71,11 +77,13 @@ def window_module(ctx: CellContext, codec: Codec, name: str, action: str, window
         defs.append(f"SysmoSpecNext ==\n    {spec_next}")
         step = f"({step}) /\\ SysmoSpecNext"
         internal = f"({internal}) /\\ SysmoSpecNext" if internal else internal
+    reached = ("" if amap.after else """
+          /\\ SysmoPostOk
+          /\\ PrintT(<<"SYSMO_MARK", sysmo_w>>)""") if not nearest else """
+          /\\ PrintT(<<"SYSMO_MARK", "nearest", SysmoShown, SysmoWrong>>)"""
     branches = [f"""/\\ ~sysmo_main
           /\\ {step}
-          /\\ sysmo_main' = TRUE""" + ("" if amap.after else """
-          /\\ SysmoPostOk
-          /\\ PrintT(<<"SYSMO_MARK", sysmo_w>>)""")]
+          /\\ sysmo_main' = TRUE""" + reached]
     if amap.before:
         branches.insert(0, f"/\\ ~sysmo_main /\\ sysmo_k < {amap.before} /\\ ({internal}) /\\ UNCHANGED sysmo_main")
     if amap.after:
@@ -94,12 +102,84 @@ SysmoInit ==
     /\\ sysmo_main = FALSE
     /\\ {conj(codec.bind(pre, False))}
 SysmoPostOk ==
-        /\\ {post_ok}
+        /\\ {post_ok}{_nearest_definitions(codec) if nearest else ""}
 SysmoNext ==
     /\\ sysmo_k' = sysmo_k + 1
     /\\ UNCHANGED sysmo_w
     /\\ \\/ {choice}{late_print}"""
     return check_module(ctx, name, body)
+
+
+def _nearest_definitions(codec: Codec) -> str:
+    """How many observed things a reached state shows right, and each it shows wrong (as the
+    spec's side and the trace's), for the one window of a ``nearest`` module."""
+    items = codec.observed("SysmoPost[1]", "SysmoPre[1]")
+    if not items:
+        return "\nSysmoShown == 0\nSysmoWrong == <<>>"
+    checks = [f"({shown}) = ({expected})" if op == "=" else f"({shown}) \\subseteq ({expected})"
+              for _, shown, op, expected in items]
+    shown = " + ".join(f"(IF {check} THEN 1 ELSE 0)" for check in checks)
+    wrong = ", ".join(f'IF {check} THEN <<>> ELSE <<"{what}", {spec}, {expected}>>'
+                      for check, (what, spec, _, expected) in zip(checks, items))
+    return f"\nSysmoShown == {shown}\nSysmoWrong == <<{wrong}>>"
+
+
+#: At most this many characters of a value in the nearest step's description.
+NEAREST_VALUE_CHARS = 240
+
+
+def _nearest_step(ctx: CellContext, codec: Codec, config: Config, action: str, window: Window) -> str:
+    """Where the spec's closest step from the window's pre-state differs from what the system
+    did: one more small TLC run for the first failing window of an action, so that a user need
+    not diff the states by eye.  Empty when it says nothing certain (internal steps around the
+    action, a run that did not finish)."""
+    amap = codec.mapping.action(action)
+    if amap.before or amap.after:
+        return ""
+    module = window_module(ctx, codec, f"{ctx.module}_SysmoNear_{action}", action, [window], nearest=True)
+    result = run_check(ctx, f"nearest-{action}", module, config, "SysmoInit", "SysmoNext")
+    if result.verdict is not Verdict.OK or mapping_fault(result, module, action) is not None:
+        return ""
+    steps = [v for v in _work.marked(result, module.mark)
+             if isinstance(v, tuple) and len(v) == 4 and v[1] == "nearest" and isinstance(v[2], int)]
+    call = f"{action}({', '.join(json.dumps(a) for a in window.args)})"
+    if not steps:
+        return f"\n  the spec: no step of {call} from this pre-state (not enabled there, or not a step of its Next)"
+    best = max(steps, key=lambda v: v[2])
+    wrong = [w for w in best[3] if isinstance(w, tuple) and len(w) == 3]
+    if not wrong:
+        return ""
+    found: list[str] = []
+    for what, spec, system in wrong:
+        _differences(found, str(what), system, spec)
+    shown = "; ".join(found[:SHOWN_DIFFERENCES]) + (f"; ... {len(found) - SHOWN_DIFFERENCES} more"
+                                                    if len(found) > SHOWN_DIFFERENCES else "")
+    return f"\n  the spec's closest {call} step ({len(steps)} tried) differs: {shown}"
+
+
+#: How many differences the nearest step's description lists.
+SHOWN_DIFFERENCES = 6
+
+
+def _differences(found: list[str], path: str, system: Any, spec: Any) -> None:
+    """Where the spec's value differs from the system's, as deep as both have the same shape:
+    a function by its arguments, a set by the elements one has and the other lacks."""
+    if system == spec:
+        return
+    if isinstance(system, TMapping) and isinstance(spec, TMapping) and set(system) == set(spec):
+        for key in system:
+            _differences(found, f"{path}[{format_value(key)}]", system[key], spec[key])
+        return
+    if isinstance(system, frozenset) and isinstance(spec, frozenset):
+        lacks = ", ".join(_short(format_value(v)) for v in system - spec) or "nothing"
+        extra = ", ".join(_short(format_value(v)) for v in spec - system) or "nothing"
+        found.append(f"{path}: the spec lacks {lacks} and has {extra} instead")
+        return
+    found.append(f"{path}: system {_short(format_value(system))}, spec {_short(format_value(spec))}")
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= NEAREST_VALUE_CHARS else text[:NEAREST_VALUE_CHARS] + " ..."
 
 
 def _trace_module(ctx: CellContext, codec: Codec, name: str, trace: Trace) -> CheckModule:
@@ -192,7 +272,8 @@ def _check_action(ctx: CellContext, codec: Codec, config: Config, action: str, w
         outcome.error = result.summary()
     failing = next((w for w in shown if w.key() not in ok_keys), None)
     if failing is not None and not outcome.first_failure:
-        outcome.first_failure = failing.describe()
+        nearest = _nearest_step(ctx, codec, config, action, failing) if result.verdict is Verdict.OK else ""
+        outcome.first_failure = failing.describe(nearest)
     return outcome
 
 
