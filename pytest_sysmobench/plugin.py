@@ -357,8 +357,13 @@ def check_phase(result: PhaseResult) -> None:
     if result.status is Status.ERROR:
         raise HarnessError(result.reason)
     if result.cause is not None:  # the benchmark's: no score, out of every mean
-        pytest.skip(f"{headline}: not scored ({result.cause.value}, the benchmark's, out of the means): {result.reason}")
-    pytest.skip(f"{headline}: {result.reason}")
+        _skip(f"{headline}: not scored ({result.cause.value}, the benchmark's, out of the means): {result.reason}")
+    _skip(f"{headline}: {result.reason}")
+
+
+def _skip(reason: str) -> None:
+    """A skip reported at the phase item (``-rs`` names the cell), not at this line of the plugin."""
+    raise pytest.skip.Exception(reason, _use_item_location=True)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -54,7 +54,10 @@ def test_reference_run_writes_the_leaderboard_and_caches(bench: pytest.Pytester,
                                              "charged_to": "benchmark", "cause": "no_traces"}
     assert board["models"][0]["invariants"] == 1.0 and board["models"][0]["conformance"] is None
     assert board["models"][0]["unscored"] == 1
-    result.stdout.fnmatch_lines(["reference: 0 scored, 1 left out (no_traces)"])
+    result.stdout.fnmatch_lines(["reference: 0 scored, 1 left out (no_traces)", "not scored, and what to do:",
+                                 "  spin x reference#0: P3 no_traces: skipped: no traces for task spin; to score it: "
+                                 "capture them (sysmobench traces capture spin) or point --sysmobench-traces at a "
+                                 "folder that has spin/*.ndjson"])
     assert (bench.path / ".sysmobench" / "leaderboard.csv").read_text().startswith("task,model,sample,")
     run_dir = bench.path / ".sysmobench" / "runs" / board["run_id"]
     cell_dir = run_dir / "spin" / "reference" / "s0"
@@ -177,8 +180,11 @@ def test_a_task_unavailable_offline_is_listed_and_its_items_skip_with_the_reason
     shutil.copytree(ROOT / "tasks" / "curp", bench.path / "tasks" / "curp")
     result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "-rs")
     result.assert_outcomes(passed=3, skipped=5)
-    result.stdout.fnmatch_lines(["SKIPPED*invariants score - (skipped): not scored (system_unavailable, the benchmark's, "
-                                 "out of the means): unavailable offline: No implementation of CURP*"])
+    # At the phase item's test, not at a line of the plugin.
+    result.stdout.fnmatch_lines(["SKIPPED [[]1[]] benchmarks/test_sysmobench.py:*: invariants score - (skipped): "
+                                 "not scored (system_unavailable, the benchmark's, out of the means): unavailable "
+                                 "offline: No implementation of CURP*"])
+    assert "plugin.py" not in result.stdout.str()
     board = _board(bench.path)
     (curp,) = [c for c in board["cells"] if c["task"] == "curp"]
     assert curp["composite"] is None

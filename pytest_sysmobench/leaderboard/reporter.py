@@ -127,6 +127,7 @@ class LeaderboardReporter:
                                     for p, c in model.failure_classes.items())
                 lines.append(f"failure classes of {model.model}: {classes}")
         lines += _charges(board)
+        lines += _what_to_do(board)
         tools = self.collector.tools
         lines.append(f"tool runs: {tools.get('sany', 0)} SANY, {tools.get('tlc', 0)} TLC; "
                      f"{tools.get('cache_hits', 0)} answered from cache")
@@ -165,6 +166,43 @@ def _charges(board: Board) -> list[str]:
                      "no composite, outside the composite mean and best-of-k; phase means and pass@k count only "
                      "the phases charged to the spec")
     return lines
+
+
+#: What a user can do about a phase the benchmark could not score, by cause.
+FIXES = {
+    Cause.NO_TRACES.value: "capture them (sysmobench traces capture TASK) or point --sysmobench-traces at a folder "
+                           "that has TASK/*.ndjson",
+    Cause.TOOLCHAIN.value: "run scripts/setup (Java 17 and the TLA+ jar), or pass --sysmobench-jar",
+    Cause.UNAVAILABLE.value: "this system cannot be run offline here (sysmobench tasks lists why)",
+    Cause.NO_SPEC.value: "put the task's module (and mapping.yaml if it does not use the task's names) in "
+                         "the replay folder's TASK/",
+    Cause.GENERATION.value: "check the model's endpoint and key (the warning below names them)",
+    Cause.EVALUATOR.value: "check the evaluator model's endpoint and key, or add mapping.yaml beside the spec",
+    Cause.TASK.value: "fix the task file the reason names",
+    Cause.HARNESS.value: "a fault of the benchmark or the machine: run again, and report it if it stays",
+}
+#: At most this many cells are listed with what to do.
+SHOWN_LEFT_OUT = 10
+
+
+def _what_to_do(board: Board) -> list[str]:
+    """Under the table: why each cell left out of the means has no score, and the fix (the
+    phase items' skip reasons say it too, but only with -rs)."""
+    lines = []
+    for cell in board.cells:
+        if cell.is_spec or cell.cause in (None, Cause.NOT_RUN.value, Cause.UPSTREAM.value):
+            continue
+        phase, result = next(((p, r) for p, r in cell.phases.items() if r.cause == cell.cause),
+                             next(iter(cell.phases.items())))
+        why = " ".join(result.reason.split())
+        why = why if len(why) <= 200 else why[:200].rstrip() + " ..."
+        fix = FIXES.get(cell.cause, "").replace("TASK", cell.task)
+        lines.append(f"  {cell.task} x {cell.model}#{cell.sample}: {phase_of(phase).short} {cell.cause}: {why}"
+                     + (f"; to score it: {fix}" if fix else ""))
+    if not lines:
+        return []
+    more = [f"  ... {len(lines) - SHOWN_LEFT_OUT} more (the board's cells have them all)"] if len(lines) > SHOWN_LEFT_OUT else []
+    return ["not scored, and what to do:", *lines[:SHOWN_LEFT_OUT], *more]
 
 
 def _best_of_k(board: Board) -> list[str]:
