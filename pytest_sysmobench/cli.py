@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -48,7 +49,8 @@ def _check_run(jar_path: Path, java: str, javac: str | None) -> int:
         (spec_dir / "SysmoDoctor.cfg").write_text(DOCTOR_CFG)
         with ToolRunner(jar_path, java=java, javac=javac, work_dir=root / "work") as runner:
             for key, value in runner.describe().items():
-                _line(key, value)
+                if key not in ("java", "java_version", "javac", "jar"):  # printed above
+                    _line(key, value)
             sany = runner.sany(spec_dir, "SysmoDoctor", library_dirs=[LIBRARY_DIR], timeout_s=120)
             sany_ok = classify_sany(sany.output).ok
             _line("SANY check", f"{'ok' if sany_ok else 'FAILED'} ({sany.elapsed_s * 1000:.0f} ms)")
@@ -83,10 +85,15 @@ def doctor(_: argparse.Namespace) -> int:
 
 def tasks(args: argparse.Namespace) -> int:
     loaded = load_tasks(Path(args.tasks))
-    for task in loaded.tasks:
-        print(f"{task.name:<12} {task.system_type:<11} {task.language:<6} module {task.module:<10} "
-              f"{len(task.templates)} templates, {len(task.mutants)} mutants  {task.title}")
-        print(f"{'':<12} source: {task.source.package} {task.source.version}; upstream: {task.upstream.system}")
+    rows = [(t.name, t.system_type, t.language, t.module, str(len(t.templates)), str(len(t.mutants)), t.title)
+            for t in loaded.tasks]
+    header = ("task", "kind", "lang", "module", "templates", "mutants", "title")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
+    if rows:
+        print("  ".join(h.ljust(w) for h, w in zip(header, widths)) + "  " + header[-1])
+    for task, row in zip(loaded.tasks, rows):
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[-1])
+        print(f"{'':<{widths[0]}}  source: {task.source.package} {task.source.version}; upstream: {task.upstream.system}")
     for gone in loaded.unavailable:
         print(f"{gone.name:<12} unavailable offline  {gone.title}")
         print(f"{'':<12} upstream: {gone.upstream}; {gone.reason}")
@@ -190,6 +197,10 @@ def _board_at(raw: str) -> Board:
     from .leaderboard.board import read
 
     path = _board_path(raw)
+    if not path.exists():
+        where = "has no leaderboard.json" if Path(raw).is_dir() else "does not exist"
+        raise BaselineError(f"{raw} {where} (give a leaderboard.json, a run folder or an output folder such as "
+                            ".sysmobench)")
     board = read(path)
     if board is None:
         raise BaselineError(f"{path}: not a leaderboard")
@@ -274,7 +285,11 @@ def leaderboard_html(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="sysmobench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="sysmobench", description=(
+        "pytest-sysmobench's command line: check the toolchain (doctor), list the tasks (tasks) and what P4 "
+        "checks of one (templates), print a generation prompt (prompt), capture or check traces of the real "
+        "systems (traces), and bless, compare, merge or render leaderboards (leaderboard). Scoring itself "
+        "runs under pytest: pytest benchmarks."))
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("doctor", help="say which Java and jar are used and whether a check runs").set_defaults(run=doctor)
     listing = commands.add_parser("tasks", help="list the tasks")
@@ -325,7 +340,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     page.add_argument("--out", default=None, help="where the page goes (default: beside the board)")
     page.set_defaults(run=leaderboard_html)
     args = parser.parse_args(argv)
-    return int(args.run(args))
+    try:
+        return int(args.run(args))
+    except BrokenPipeError:  # `sysmobench leaderboard compare a b | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

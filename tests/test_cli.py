@@ -53,3 +53,39 @@ def test_templates_says_what_p4_checks_and_what_counts() -> None:
     assert 'counts only if some explored state has: \\E t \\in Threads : request[t] = "try"' in out
     missing = _run("templates", "mutx")
     assert missing.returncode == 4 and "mutx" in missing.stderr
+
+
+def test_doctor_names_java_and_the_jar_once() -> None:
+    out = _run("doctor").stdout
+    labels = [line[2:20].strip() for line in out.splitlines()[1:]]
+    assert labels.count("java") == labels.count("javac") == labels.count("jar") == 1, out
+
+
+def test_tasks_has_a_header_and_aligned_columns() -> None:
+    lines = _run("tasks").stdout.splitlines()
+    header = lines[0]
+    assert header.split()[:6] == ["task", "kind", "lang", "module", "templates", "mutants"]
+    title = header.index("title")
+    rows = [line for line in lines[1:] if line and not line.startswith(" ") and "unavailable" not in line]
+    assert rows and all(line[title - 2:title] == "  " and line[title] != " " for line in rows), lines[:6]
+
+
+def test_help_names_every_command_in_plain_words() -> None:
+    out = _run("--help").stdout
+    for command in ("doctor", "tasks", "templates", "prompt", "traces", "leaderboard"):
+        assert f"({command})" in out
+    assert "``" not in out
+
+
+def test_a_missing_leaderboard_is_named_as_missing(tmp_path: Path) -> None:
+    done = _run("leaderboard", "html", str(tmp_path / "nowhere"))
+    assert done.returncode == 2 and "nowhere does not exist" in done.stderr and "not a leaderboard" not in done.stderr
+    empty = _run("leaderboard", "html", str(tmp_path))
+    assert empty.returncode == 2 and "has no leaderboard.json" in empty.stderr
+
+
+def test_output_into_a_closed_pipe_ends_quietly() -> None:
+    """``sysmobench tasks | head -1``: no BrokenPipeError traceback."""
+    done = subprocess.run(f"{sys.executable} -m pytest_sysmobench.cli templates etcd | head -1", shell=True, cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.stdout.startswith("P4 templates of etcd") and "Traceback" not in done.stderr, done.stderr
