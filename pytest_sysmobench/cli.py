@@ -83,8 +83,20 @@ def doctor(_: argparse.Namespace) -> int:
     return _check_run(jar.path, java.java, java.javac)
 
 
+def _tasks_folder(given: str) -> Path:
+    """``--tasks`` as given; the default ``tasks`` is looked for upwards from here as well, as
+    pytest finds ``<rootdir>/tasks`` from a subfolder of the project."""
+    folder = Path(given)
+    if given != "tasks" or folder.is_dir():
+        return folder
+    for parent in Path.cwd().parents:
+        if any((parent / "tasks").glob("*/task.yaml")):
+            return parent / "tasks"
+    return folder
+
+
 def tasks(args: argparse.Namespace) -> int:
-    loaded = load_tasks(Path(args.tasks))
+    loaded = load_tasks(_tasks_folder(args.tasks))
     rows = [(t.name, t.system_type, t.language, t.module, str(len(t.templates)), str(len(t.mutants)), t.title)
             for t in loaded.tasks]
     header = ("task", "kind", "lang", "module", "templates", "mutants", "title")
@@ -123,8 +135,17 @@ def templates(args: argparse.Namespace) -> int:
 def _task(args: argparse.Namespace):  # noqa: ANN202
     from .tasks import TaskError, load_task
 
+    from .hints import did_you_mean
+
+    folder = _tasks_folder(args.tasks)
+    if not (folder / args.task).is_dir():
+        names = sorted(p.name for p in folder.glob("*") if (p / "task.yaml").is_file())
+        where = f"{folder} has no task {args.task!r} ({did_you_mean(args.task, names)})" if names else (
+            f"no task folder at {folder.resolve()} (run it where tasks/ is, or pass --tasks DIR)")
+        print(f"error: {where}", file=sys.stderr)
+        return None
     try:
-        return load_task(Path(args.tasks) / args.task)
+        return load_task(folder / args.task)
     except TaskError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None
@@ -134,8 +155,8 @@ def traces_capture(args: argparse.Namespace) -> int:
     from .capture import CaptureError, capture
 
     task = _task(args)
-    if task is None:
-        return 2
+    if task is None:  # a task that is not there: a usage error
+        return 4
     if task.harness is None:
         print(f"error: task {task.name} has no trace harness", file=sys.stderr)
         return 2
@@ -156,8 +177,8 @@ def traces_check(args: argparse.Namespace) -> int:
     from .traces import load_corpus
 
     task = _task(args)
-    if task is None:
-        return 2
+    if task is None:  # a task that is not there: a usage error
+        return 4
     corpus = load_corpus(Path(args.out) / task.name, task)
     for trace in corpus.traces:
         print(f"{trace.name}: ok, {len(trace.events)} steps")
@@ -172,8 +193,8 @@ def prompt(args: argparse.Namespace) -> int:
     from .prompts import MethodError, SourceMissing, render, stages
 
     task = _task(args)
-    if task is None:
-        return 2
+    if task is None:  # a task that is not there: a usage error
+        return 4
     first = stages(args.method)[0]
     try:
         print(render(task, first, Path(args.traces)))

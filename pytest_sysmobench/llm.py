@@ -9,6 +9,8 @@ N workers do not hammer a provider that just said "slow down".
 
 from __future__ import annotations
 
+import difflib
+
 import os
 import random
 import re
@@ -209,7 +211,9 @@ def route_problem(config: ModelConfig) -> str | None:
         litellm.get_llm_provider(model=config.route, api_base=config.api_base)
     except Exception as exc:  # noqa: BLE001 - litellm raises its BadRequestError, or plain errors
         first = str(exc).replace("litellm.BadRequestError: ", "").strip().splitlines()[0][:200]
-        return (f"litellm cannot route model id {config.route!r} ({first}); write it as provider/model, "
+        builtin = difflib.get_close_matches(config.route, ["reference"], n=1, cutoff=0.7)
+        hint = f"did you mean the built-in source {builtin[0]!r}? Otherwise " if builtin else ""
+        return (f"litellm cannot route model id {config.route!r} ({first}); {hint}write it as provider/model, "
                 "e.g. openai/gpt-5 or ollama/llama3, or give it a route in the model configuration")
     return None
 

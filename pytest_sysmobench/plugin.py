@@ -207,10 +207,28 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
 
 
 def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item]) -> list[str] | None:
-    """When nothing said so up front, the benchmark's summary follows the collection."""
-    if config.stash.get(header_key, False) or session_key not in config.stash or hasattr(config, "workerinput"):
+    """When nothing said so up front, the benchmark's summary follows the collection; and when
+    ``-k`` leaves no phase item, which names it could have meant."""
+    if session_key not in config.stash or hasattr(config, "workerinput"):
         return None
-    return _summary(config)
+    lines = [] if config.stash.get(header_key, False) else _summary(config)
+    return [*lines, *_nothing_selected(config, items)] or None
+
+
+def _nothing_selected(config: pytest.Config, items: list[pytest.Item]) -> list[str]:
+    import re
+
+    from .hints import did_you_mean
+
+    keyword = config.getoption("keyword") or ""
+    if not keyword or any(FIXTURE in getattr(item, "fixturenames", ()) for item in items):
+        return []
+    state = config.stash[session_key]
+    names = sorted(t.name for t in state.tasks.tasks)
+    words = [w for w in re.findall(r"[A-Za-z0-9_:.-]+", keyword) if w not in ("and", "or", "not")]
+    hints = [f"{w!r}: {did_you_mean(w, names)}" for w in words if w not in names]
+    return [f"sysmobench: -k {keyword!r} selects no phase item (tasks here: {', '.join(names)})"
+            + (f"; {'; '.join(hints)}" if hints else "")]
 
 
 def _summary(config: pytest.Config) -> list[str]:

@@ -7,6 +7,7 @@ started lazily, so a session whose items are all skipped never starts a JVM.
 
 from __future__ import annotations
 
+
 import os
 import shutil
 import tempfile
@@ -19,6 +20,7 @@ from .cache import Cache
 from .cell import Cell
 from .record import CellId
 from .evaluator import Evaluator
+from .hints import did_you_mean
 from .llm import Client, ModelCatalog, ModelConfigError, load_catalog
 from .prompts import MethodError
 from .answers import AnswerStore
@@ -32,6 +34,8 @@ from .tla.toolchain import Toolchain
 
 
 @dataclass(frozen=True)
+
+
 class Options:
     models: tuple[str, ...]
     tasks_dir: Path
@@ -232,7 +236,7 @@ class BenchmarkSession:
             if isinstance(source, MutantSource) and tasks and not any(
                     m.name == source.mutant for t in tasks for m in t.mutants):
                 known = sorted({m.name for t in tasks for m in t.mutants})
-                problems.append(f"{name}: no task has a mutant {source.mutant!r} (known: {', '.join(known)})")
+                problems.append(f"{name}: no task has a mutant {source.mutant!r} ({did_you_mean(source.mutant, known)})")
             if isinstance(source, ReplaySource) and tasks and not any(
                     (source.directory / t.name / f"{t.module}.tla").is_file() for t in tasks):
                 wanted = ", ".join(f"{t.name}/{t.module}.tla" for t in tasks)

@@ -89,3 +89,11 @@ def test_output_into_a_closed_pipe_ends_quietly() -> None:
     done = subprocess.run(f"{sys.executable} -m pytest_sysmobench.cli templates etcd | head -1", shell=True, cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert done.stdout.startswith("P4 templates of etcd") and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_misspelt_task_gets_close_matches_and_tasks_are_found_from_a_subfolder() -> None:
+    missing = _run("prompt", "spni")
+    assert missing.returncode == 4 and "has no task 'spni' (did you mean 'spin'?)" in missing.stderr
+    below = subprocess.run([sys.executable, "-m", "pytest_sysmobench.cli", "templates", "spin"], cwd=ROOT / "data",
+                           capture_output=True, text=True, timeout=300)
+    assert below.returncode == 0 and below.stdout.startswith("P4 templates of spin"), below.stderr

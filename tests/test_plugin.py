@@ -134,7 +134,10 @@ def test_replayed_broken_spec_fails_with_the_counterexample_in_junit(bench: pyte
         ("replay:nowhere", "is not a directory"),
         ("bogus:gpt", "unknown model 'bogus:gpt'"),
         ("mutant:no-such", "no task has a mutant 'no-such'"),
+        ("mutant:acquire-ignores-lck", "no task has a mutant 'acquire-ignores-lck' (did you mean 'acquire-ignores-lock'?)"),
+        ("replya:specs", "(did you mean replay:specs? known:"),
         ("gpt-9000", "litellm cannot route model id 'gpt-9000'"),
+        ("refrence", "did you mean the built-in source 'reference'?"),
         ("replay:a/specs,replay:b/specs", "two spec sources would share the label 'replay:specs'"),
     ],
 )
@@ -263,3 +266,9 @@ def test_a_partial_run_updates_only_its_rows_of_the_leaderboard(bench: pytest.Py
     assert set(only["phases"]) == {"invariants"} and only["composite"] is None
     assert own["models"][0]["composite"] is None and own["models"][0]["invariants"] == 1.0
     assert own["models"][0]["syntax"] is None
+
+
+def test_a_k_expression_that_selects_nothing_names_the_tasks(bench: pytest.Pytester) -> None:
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "-k", "spni")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(["sysmobench: -k 'spni' selects no phase item (tasks here: spin); 'spni': did you mean 'spin'?"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
@@ -116,7 +118,10 @@ def resolve_source(entry: str, rootdir: Path,
         return ReplaySource(directory.resolve())
     if generated is not None and entry and ":" not in entry.split("/", 1)[0]:
         return generated(entry)
+    prefix = entry.split(":", 1)[0]
+    close = difflib.get_close_matches(prefix, ["replay", "mutant"], n=1, cutoff=0.6) if ":" in entry else []
+    hint = f"did you mean {close[0]}:{entry.split(':', 1)[1]}? " if close else ""
     raise UnknownModel(
-        f"--sysmobench-models: unknown model {entry!r} (known: 'reference', 'replay:DIR', 'mutant:NAME', "
+        f"--sysmobench-models: unknown model {entry!r} ({hint}known: 'reference', 'replay:DIR', 'mutant:NAME', "
         "or a litellm model id / a name from the model configuration)"
     )
