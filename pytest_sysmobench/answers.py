@@ -15,7 +15,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from .cache import atomic_write_text, digest
-from .llm import Answer, Client, ModelConfig
+from .llm import Answer, Client, GenerationError, ModelConfig
 
 
 @dataclass
@@ -55,7 +55,12 @@ class AnswerStore:
             if not self.refresh and (found := self._load(path)) is not None:
                 self.stats.hits += 1
                 return found, True
+            try:
+                fresh = client.complete(prompt, json_mode=json_mode)
+            except GenerationError as exc:
+                # Counted only when it reached the endpoint: a missing key sends nothing.
+                self.stats.requests += 1 if exc.attempts else 0
+                raise
             self.stats.requests += 1
-            fresh = client.complete(prompt, json_mode=json_mode)
             atomic_write_text(path, json.dumps(fresh.to_json(), sort_keys=True, indent=1))
             return fresh, False

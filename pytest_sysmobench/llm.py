@@ -140,6 +140,10 @@ class ModelCatalog:
         return self.models.get(name) or ModelConfig(name=name, route=name)
 
 
+#: The top-level keys of a model configuration file.
+CATALOG_KEYS = ("models", "evaluator")
+
+
 def load_catalog(path: Path | None) -> ModelCatalog:
     if path is None or not path.is_file():
         return ModelCatalog({}, None, None)
@@ -149,6 +153,11 @@ def load_catalog(path: Path | None) -> ModelCatalog:
         raise ModelConfigError(f"{path}: cannot read the model configuration: {exc}") from exc
     if not isinstance(data, Mapping):
         raise ModelConfigError(f"{path}: expected a mapping with 'models:'")
+    unknown = sorted(str(k) for k in data if k not in CATALOG_KEYS)
+    if unknown:
+        # A file that lists models at the top level would otherwise be read as no models at all.
+        raise ModelConfigError(f"{path}: unknown top-level key(s) {', '.join(map(repr, unknown))}: the file has "
+                               f"{' and '.join(repr(k) for k in CATALOG_KEYS)} (models go under 'models:')")
     entries = data.get("models") or {}
     if not isinstance(entries, Mapping):
         raise ModelConfigError(f"{path}: 'models' must map model names to settings")

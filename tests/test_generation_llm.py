@@ -321,3 +321,16 @@ def test_the_readme_local_model_works_without_any_key(bench: pytest.Pytester, mo
     result = bench.runpytest_subprocess("benchmarks", "--sysmobench-models", "local", "-p", "no:cacheprovider", "-m", "p1")
     result.assert_outcomes(passed=1)
     assert model_server.count("qwen3") == 1 and time.monotonic() - start < 60
+
+
+def test_a_model_without_its_key_sends_nothing_and_fails_the_run(bench: pytest.Pytester, model_server: LocalModelServer,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SYSMO_UNSET_KEY", raising=False)
+    config = yaml.safe_load((bench.path / "sysmobench-models.yaml").read_text())
+    config["models"]["tiny"]["api_key_env"] = "SYSMO_UNSET_KEY"
+    (bench.path / "sysmobench-models.yaml").write_text(yaml.safe_dump(config))
+    result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny", "-m", "p1")
+    assert result.ret == EXIT_NO_ANSWER
+    assert model_server.count("tiny") == 0
+    result.stdout.fnmatch_lines(["model requests: 0 sent*",
+                                 "warning: tiny: no answer*environment variable SYSMO_UNSET_KEY is not set*"])

@@ -56,6 +56,8 @@ def test_catalog_reads_settings_aliases_and_passes_unknown_names_through(tmp_pat
         ("models: {m: {params: 3}}\n", "extra litellm parameters"),
         ("- just a list\n", "expected a mapping"),
         ("models: {a: [\n", "cannot read"),
+        # The models at the top level, without 'models:': not silently an empty configuration.
+        ("sonnet:\n  route: anthropic/claude-sonnet-4-5\n", "unknown top-level key\\(s\\) 'sonnet'"),
     ],
 )
 def test_catalog_errors_say_where(tmp_path: Path, body: str, message: str) -> None:
