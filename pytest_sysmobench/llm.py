@@ -9,7 +9,6 @@ N workers do not hammer a provider that just said "slow down".
 
 from __future__ import annotations
 
-import difflib
 
 import os
 import random
@@ -22,6 +21,7 @@ from typing import Any, Mapping
 import yaml
 
 from .cache import atomic_write_text
+from .hints import close_matches
 
 
 
@@ -220,7 +220,7 @@ def route_problem(config: ModelConfig) -> str | None:
         litellm.get_llm_provider(model=config.route, api_base=config.api_base)
     except Exception as exc:  # noqa: BLE001 - litellm raises its BadRequestError, or plain errors
         first = str(exc).replace("litellm.BadRequestError: ", "").strip().splitlines()[0][:200]
-        builtin = difflib.get_close_matches(config.route, ["reference"], n=1, cutoff=0.7)
+        builtin = close_matches(config.route, ["reference"])
         hint = f"did you mean the built-in source {builtin[0]!r}? Otherwise " if builtin else ""
         return (f"litellm cannot route model id {config.route!r} ({first}); {hint}write it as provider/model, "
                 "e.g. openai/gpt-5 or ollama/llama3, or give it a route in the model configuration")

@@ -115,7 +115,7 @@ class LeaderboardReporter:
         """Models whose endpoint answered none of the run's requests (every cell's generation
         failed): a run that measured nothing of a model must not pass."""
         board = self.final_board or self.board()
-        return [line for model, line in _generation_failures(board) if line.startswith(f"{model}: no answer")]
+        return [line for line, silent in _generation_failures(board) if silent]
 
     def summary(self) -> list[tuple[str, bool]]:
         """The terminal summary's lines, each with whether it is a warning."""
@@ -135,13 +135,13 @@ class LeaderboardReporter:
             lines.append(boards.usage_line(board.usage or {}, tools))
         lines += _best_of_k(board)
         lines += [f"wrote {os.path.relpath(path)}" for path in self.collector.written]
-        warnings = [line for _, line in _generation_failures(board)] + self.collector.problems
+        warnings = [line for line, _ in _generation_failures(board)] + self.collector.problems
         return [(line, False) for line in lines] + [(f"warning: {p}", True) for p in warnings]
 
 
-def _generation_failures(board: Board) -> list[tuple[str, str]]:
-    """Per model whose requests failed: how many of its cells got no spec, and the first reason
-    (which names the model and its endpoint)."""
+def _generation_failures(board: Board) -> list[tuple[str, bool]]:
+    """Per model whose requests failed: how many of its cells got no spec and the first reason
+    (which names the model and its endpoint), and whether none of its requests was answered."""
     found = []
     for model in board.models:
         cells = [c for c in board.cells if c.model == model.model]
@@ -150,11 +150,11 @@ def _generation_failures(board: Board) -> list[tuple[str, str]]:
             continue
         reason = next(iter(failed[0].phases.values())).reason.removeprefix("blocked: generation failed: ")
         if len(failed) == len(cells):
-            found.append((model.model, f"{model.model}: no answer to any of its {len(cells)} request(s), nothing of "
-                                       f"it was measured (exit code {EXIT_NO_ANSWER}): {reason}"))
+            found.append((f"{model.model}: no answer to any of its {len(cells)} request(s), nothing of it was "
+                          f"measured (exit code {EXIT_NO_ANSWER}): {reason}", True))
         else:
-            found.append((model.model, f"{model.model}: {len(failed)} of {len(cells)} cells got no spec from the "
-                                       f"model (left out of its means): {reason}"))
+            found.append((f"{model.model}: {len(failed)} of {len(cells)} cells got no spec from the model (left "
+                          f"out of its means): {reason}", False))
     return found
 
 

@@ -37,6 +37,21 @@ ORDERED = f"""{ORDERED_NAME}(S, Before(_, _)) ==
     [k \\in 1..Cardinality(S) |-> CHOOSE x \\in S : Cardinality({{y \\in S : Before(y, x)}}) = k - 1]"""
 
 
+@dataclass(frozen=True)
+class Observed:
+    """One thing a reached state must show: what it is (a spec variable or a canonical one), the
+    spec's side in the reached state, and the record's side it must equal (or lie within)."""
+
+    what: str
+    spec: str
+    expected: str
+    relation: str = "="
+
+    @property
+    def check(self) -> str:
+        return f"{self.spec} {self.relation} {self.expected}"
+
+
 class MappingProblem(Exception):
     """The mapping cannot be used at all with this spec (the submission's failure, scored 0)."""
 
@@ -119,8 +134,7 @@ class Codec:
         of it: a state may show only part of it, and a step, from the record ``before``, adds
         what the reached state shows."""
         if primed:
-            return [f"{shown} = {expected}" if op == "=" else f"{shown} \\subseteq {expected}"
-                    for _, shown, op, expected in self.observed(record, before)]
+            return [seen.check for seen in self.observed(record, before)]
         parts = []
         for s in self.mapping.spec_state():
             if s.translate is not None:
@@ -135,21 +149,20 @@ class Codec:
             parts.append(f"SysmoAbs_{f.canonical} {relation} {seen}")
         return parts
 
-    def observed(self, record: str, before: str | None = None) -> list[tuple[str, str, str, str]]:
-        """What a reached state must show, one item per thing observed: (what it is, the spec's
-        side in the reached state, ``=`` or ``subseteq``, the record's side)."""
+    def observed(self, record: str, before: str | None = None) -> list[Observed]:
+        """What a reached state must show, one item per thing observed."""
         items = []
         for s in self.mapping.spec_state():
             if s.translate is not None:
-                items.append((s.var, f"{s.var}'", "=", f"{record}.{s.var}"))
+                items.append(Observed(s.var, f"{s.var}'", f"{record}.{s.var}"))
         for f in self.mapping.filters():
             seen = f"{record}.{CANON}.{f.canonical}"
             if not f.history:
-                items.append((f.canonical, f"SysmoAbs_{f.canonical}'", "=", seen))
+                items.append(Observed(f.canonical, f"SysmoAbs_{f.canonical}'", seen))
             elif before is not None:
-                items.append((f.canonical, f"{before}.{CANON}.{f.canonical} \\cup SysmoAbs_{f.canonical}'", "=", seen))
+                items.append(Observed(f.canonical, f"{before}.{CANON}.{f.canonical} \\cup SysmoAbs_{f.canonical}'", seen))
             else:
-                items.append((f.canonical, f"SysmoAbs_{f.canonical}'", "subseteq", seen))
+                items.append(Observed(f.canonical, f"SysmoAbs_{f.canonical}'", seen, "\\subseteq"))
         return items
 
     def uncovered(self) -> list[str]:

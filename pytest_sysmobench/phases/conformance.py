@@ -116,11 +116,8 @@ def _nearest_definitions(codec: Codec) -> str:
     items = codec.observed("SysmoPost[1]", "SysmoPre[1]")
     if not items:
         return "\nSysmoShown == 0\nSysmoWrong == <<>>"
-    checks = [f"({shown}) = ({expected})" if op == "=" else f"({shown}) \\subseteq ({expected})"
-              for _, shown, op, expected in items]
-    shown = " + ".join(f"(IF {check} THEN 1 ELSE 0)" for check in checks)
-    wrong = ", ".join(f'IF {check} THEN <<>> ELSE <<"{what}", {spec}, {expected}>>'
-                      for check, (what, spec, _, expected) in zip(checks, items))
+    shown = " + ".join(f"(IF {o.check} THEN 1 ELSE 0)" for o in items)
+    wrong = ", ".join(f'IF {o.check} THEN <<>> ELSE <<"{o.what}", {o.spec}, {o.expected}>>' for o in items)
     return f"\nSysmoShown == {shown}\nSysmoWrong == <<{wrong}>>"
 
 

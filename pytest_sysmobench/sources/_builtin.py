@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
+from ..hints import close_matches
 from ..tasks import IDENTIFIER, Task, TaskError
 from ._candidate import Candidate, SpecSource, UnknownModel, with_spec
 
@@ -119,7 +119,7 @@ def resolve_source(entry: str, rootdir: Path,
     if generated is not None and entry and ":" not in entry.split("/", 1)[0]:
         return generated(entry)
     prefix = entry.split(":", 1)[0]
-    close = difflib.get_close_matches(prefix, ["replay", "mutant"], n=1, cutoff=0.6) if ":" in entry else []
+    close = close_matches(prefix, ["replay", "mutant"], n=1) if ":" in entry else []
     hint = f"did you mean {close[0]}:{entry.split(':', 1)[1]}? " if close else ""
     raise UnknownModel(
         f"--sysmobench-models: unknown model {entry!r} ({hint}known: 'reference', 'replay:DIR', 'mutant:NAME', "
