@@ -17,9 +17,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_sysmobench import PHASES, Status, load_task
+from pytest_sysmobench import PHASES, Status, Task, load_task
 from pytest_sysmobench.sources import ReplaySource
-from pytest_sysmobench.phases import _work, conformance
+from pytest_sysmobench.phases import _context, _work, conformance
 from pytest_sysmobench.scoring import Charge, PhaseResult
 from pytest_sysmobench.session import Scorer
 from pytest_sysmobench.tla.driver import DriverError
@@ -204,7 +204,8 @@ def test_a_lock_without_try_lock_through_a_correct_mapping_is_scored_on_what_it_
      "safety net"),
 ], ids=["tlcset-exit", "subset-subset-in-next"])
 def test_a_run_only_seconds_or_the_spec_itself_can_stop_is_charged_to_the_spec(
-        spec: str, why: str, scorer: Scorer, tmp_path: Path) -> None:
+        spec: str, why: str, scorer: Scorer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_context, "HARD_LIMIT_MARGIN_S", 3.0)  # a JVM stuck in one evaluation is killed sooner
     task = dataclasses.replace(TASK, runtime=dataclasses.replace(TASK.runtime, budget_s=3.0))
     mapping = (SPIN / "reference" / "mapping.yaml").read_text()
     results = _score(scorer, _replay(tmp_path, spec, REFERENCE_CFG, mapping), task)
@@ -220,6 +221,7 @@ def test_a_stop_by_seconds_is_the_benchmarks_when_a_known_good_check_fails_too(
     from pytest_sysmobench.tla.toolchain import Toolchain
 
     monkeypatch.setattr(Toolchain, "harness_sound", lambda self, workdir: False)
+    monkeypatch.setattr(_context, "HARD_LIMIT_MARGIN_S", 3.0)  # a JVM stuck in one evaluation is killed sooner
     spec = REFERENCE.replace("Next ==\n", "Next ==\n    /\\ \\E s \\in SUBSET SUBSET (1..20) : s = {}\n    /\\", 1)
     task = dataclasses.replace(TASK, runtime=dataclasses.replace(TASK.runtime, budget_s=2.0))
     cell = scorer.cell(task, ReplaySource(_replay(tmp_path, spec, REFERENCE_CFG, MAPPING)), traces_dir=TRACES)
@@ -227,27 +229,42 @@ def test_a_stop_by_seconds_is_the_benchmarks_when_a_known_good_check_fails_too(
         cell.result("runtime")
 
 
+#: The any-next spec reaches every work bound; a third of each keeps the test short, and the
+#: seconds are scaled with them, so the work each second must hold is the defaults'.
+ANY_NEXT_SCALE = 3
+
+
+def _any_next_task(seconds_divided_by: float) -> Task:
+    scale = ANY_NEXT_SCALE
+    runtime = dataclasses.replace(TASK.runtime, bfs_generated=TASK.runtime.bfs_generated // scale,
+                                  budget_s=TASK.runtime.budget_s / scale / seconds_divided_by)
+    invariants = dataclasses.replace(TASK.invariants, generated=TASK.invariants.generated // scale,
+                                     budget_s=TASK.invariants.budget_s / scale / seconds_divided_by)
+    conform = dataclasses.replace(TASK.conformance, generated=TASK.conformance.generated // scale)
+    return dataclasses.replace(TASK, runtime=runtime, invariants=invariants, conformance=conform,
+                               cell_budget_s=TASK.cell_budget_s / scale / seconds_divided_by)
+
+
 def _any_next(out: Path, replay: Path, divide: float, monkeypatch: pytest.MonkeyPatch) -> dict[str, PhaseResult]:
-    runtime = dataclasses.replace(TASK.runtime, budget_s=TASK.runtime.budget_s / divide)
-    invariants = dataclasses.replace(TASK.invariants, budget_s=TASK.invariants.budget_s / divide)
-    task = dataclasses.replace(TASK, runtime=runtime, invariants=invariants, cell_budget_s=TASK.cell_budget_s / divide)
-    monkeypatch.setattr(conformance, "BUDGET_S", 60.0 / divide)
+    monkeypatch.setattr(conformance, "BUDGET_S", 60.0 / ANY_NEXT_SCALE / divide)
     with Scorer(out, use_cache=False) as scorer:
-        return _score(scorer, replay, task)
+        return _score(scorer, replay, _any_next_task(divide))
 
 
 @pytest.mark.slow
 def test_a_spec_that_allows_any_next_state_is_decided_by_work_not_seconds(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """Decided within the default budgets, and the same verdict and states explored when every
-    safety net in seconds is divided by three: the work bounds come first."""
+    """Decided within the budgets (a third of each work bound and of each safety net in
+    seconds), and the same verdict and states explored when every safety net in seconds is
+    divided by three again: the work bounds come first."""
     replay = _replay(tmp_path / "specs", ANY_NEXT, CANONICAL_CFG)
     full = _any_next(tmp_path / "full", replay, 1.0, monkeypatch)
     third = _any_next(tmp_path / "third", replay, 3.0, monkeypatch)
     _spec_charged(full)
     assert full["runtime"].details["work_bound_reached"] is True
     # TLC stops between states: the last state's successors (15 actions x 1,458 here) finish first.
-    assert TASK.runtime.bfs_generated < full["runtime"].details["states_generated"] <= TASK.runtime.bfs_generated + 15 * 1458
+    bound = _any_next_task(1.0).runtime.bfs_generated
+    assert bound < full["runtime"].details["states_generated"] <= bound + 15 * 1458
     for phase in PHASES:
         a, b = full[phase], third[phase]
         assert (a.status, a.score) == (b.status, b.score), f"{phase}: {a.reason} / {b.reason}"
