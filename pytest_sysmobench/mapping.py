@@ -43,6 +43,15 @@ class VariableMap:
         """The variable the generated modules keep the history in."""
         return f"sysmo_hist_{self.canonical}"
 
+    def reading(self) -> str:
+        """What the canonical variable is, read in a state of the spec run P4 checks."""
+        return self.history_variable if self.history else self.spec_to_canonical()
+
+    @property
+    def computed(self) -> bool:
+        """Its value is built from the spec's state (not one of the run's variables as it is)."""
+        return self.reading() not in (self.var, self.history_variable)
+
     def spec_to_canonical(self) -> str:
         """A TLA+ expression over the spec's names giving the canonical variable's value."""
         if self.expr is not None:
@@ -143,12 +152,13 @@ class Mapping:
     #: constants, so they follow each trace's values (``NumProcs: Cardinality(Threads)``).
     spec_constants: tuple[tuple[str, str], ...] = ()
 
-    def substitutions(self) -> str:
+    def substitutions(self, given: TMapping[str, str] | None = None) -> str:
         """The WITH clause of an INSTANCE of the canonical module inside the spec.  An unmodelled
-        variable gets a value no template that is checked reads (those that read it are not)."""
+        variable gets a value no template that is checked reads (those that read it are not).
+        ``given`` substitutes a name (an instance parameter) for some canonical variables."""
+        given = given or {}
         subs = [f"{name} <- ({expr})" for name, expr in self.constants]
-        subs += [f"{v.canonical} <- {v.history_variable if v.history else v.spec_to_canonical()}"
-                 for v in self.variables]
+        subs += [f"{v.canonical} <- {given.get(v.canonical) or v.reading()}" for v in self.variables]
         subs += [f'{name} <- "{UNMODELLED}"' for name in self.unmodelled]
         return ",\n    ".join(subs)
 

@@ -265,8 +265,11 @@ class Task:
 
     def variables_read(self, template: InvariantTemplate) -> frozenset[str]:
         """The canonical variables a template reads, itself or through the task's definitions."""
-        return _variables_read(template.tla, self.template_definitions,
-                               frozenset(v.name for v in self.vocabulary.variables))
+        return self.reads(template.tla)
+
+    def reads(self, tla: str) -> frozenset[str]:
+        """The canonical variables TLA+ text over the vocabulary reads, through the task's definitions too."""
+        return _variables_read(tla, self.template_definitions, frozenset(v.name for v in self.vocabulary.variables))
 
     def vocabulary_type(self, variable: str) -> str:
         return next((v.type for v in self.vocabulary.variables if v.name == variable), "?")

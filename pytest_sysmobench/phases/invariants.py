@@ -132,13 +132,56 @@ def work_lines(task: Task, mark: str) -> list[str]:
 
 def check_module(task: Task, mapping: Mapping, mark: str, templates: Sequence[InvariantTemplate] | None = None,
                  constraint: bool = True, extends: Sequence[str] = (), history: Sequence[str] = ()) -> str:
-    lines = [*history, f"SysmoCanon == INSTANCE {canon_module_name(task)} WITH\n    {mapping.substitutions()}"]
+    reader = _Reader(task, mapping)
+    lines = [*history, f"SysmoCanon == INSTANCE {canon_module_name(task)} WITH\n    {mapping.substitutions()}",
+             *reader.lines()]
     templates = task.templates if templates is None else templates
-    lines += [f"{PREFIX}{t.name} == SysmoCanon!{t.name}" for t in templates]
+    lines += [f"{PREFIX}{t.name} == " + (reader.state_level(t.name, task.variables_read(t)) if t.kind == "safety"
+                                         else f"SysmoCanon!{t.name}") for t in templates]
     if constraint and task.invariants.constraint:
-        lines.append(f"{PREFIX}{CONSTRAINT} == SysmoCanon!{CONSTRAINT}")
-    lines += work_lines(task, mark) + reach_lines(templates, mark)
+        lines.append(f"{PREFIX}{CONSTRAINT} == {reader.state_level(CONSTRAINT, _constraint_reads(task))}")
+    lines += work_lines(task, mark) + reach_lines(templates, mark, reader)
     return modules.module(check_module_name(task), "\n".join(lines), extends or (task.module,))
+
+
+@dataclass(frozen=True)
+class _Reader:
+    """How the check module reads a canonical state predicate of a spec whose mapping builds
+    variables from the spec's state.  TLC evaluates an INSTANCE substitution again at every
+    occurrence, and a function it builds again at every application: a template over a mapped
+    log reads it hundreds of times per state.  So each built variable is bound once per
+    evaluation (a LET, which TLC keeps), passed to the canonical module as an instance
+    parameter, and a function is made whole once (comparing it with itself builds it)."""
+
+    task: Task
+    mapping: Mapping
+
+    @property
+    def built(self) -> tuple[str, ...]:
+        return tuple(v.canonical for v in self.mapping.variables if v.computed)
+
+    def lines(self) -> list[str]:
+        if not self.built:
+            return []
+        given = {name: f"SysmoArg_{name}" for name in self.built}
+        readings = {v.canonical: v.reading() for v in self.mapping.variables}
+        return [f"SysmoCanonAt({', '.join(given.values())}) == INSTANCE {canon_module_name(self.task)} WITH\n    "
+                f"{self.mapping.substitutions(given)}",
+                *(f"SysmoMapped_{name} == {readings[name]}" for name in self.built)]
+
+    def state_level(self, name: str, reads: frozenset[str]) -> str:
+        if not reads & set(self.built):
+            return f"SysmoCanon!{name}"
+        held = "\n        ".join(f"SysmoHeld_{n} == SysmoMapped_{n}" for n in self.built)
+        whole = [f"SysmoHeld_{n} = SysmoHeld_{n}" for n in self.built
+                 if n in reads and name != TYPE_TEMPLATE and self._function(n)]
+        call = f"SysmoCanonAt({', '.join(f'SysmoHeld_{n}' for n in self.built)})!{name}"
+        return f"\n    LET {held}\n    IN " + " /\\ ".join([*whole, call])
+
+    def _function(self, variable: str) -> bool:
+        """Only functions are built lazily by TLC (a type TypeOK checks, so other values are left alone)."""
+        kind = self.task.vocabulary_type(variable)
+        return "->" in kind or "Seq(" in kind
 
 
 HISTORY_SPEC = "SysmoHistorySpec"
@@ -179,17 +222,19 @@ def history_run(mapping: Mapping, spec_modules: Sequence[str], config: Config) -
     return lines, config.with_section("SPECIFICATION", [HISTORY_SPEC])
 
 
-def reach_lines(templates: Sequence[InvariantTemplate], mark: str) -> list[str]:
+def reach_lines(templates: Sequence[InvariantTemplate], mark: str, reader: _Reader) -> list[str]:
     """A state constraint that is always true and prints, the first time a template's premise
     holds in an explored state, that it was reached (once: a register remembers it)."""
     with_premise = [t for t in templates if t.premise]
     if not with_premise:
         return []
-    parts = [f"(SysmoWork!Unseen({PREMISE_REGISTER + k}) /\\ SysmoCanon!SysmoPremise_{t.name}) =>\n"
+    premises = [f"{PREFIX}{REACH}_{t.name} == {reader.state_level(f'SysmoPremise_{t.name}', reader.task.reads(t.premise))}"
+                for t in with_premise]
+    parts = [f"(SysmoWork!Unseen({PREMISE_REGISTER + k}) /\\ {PREFIX}{REACH}_{t.name}) =>\n"
              f'        SysmoWork!Seen({PREMISE_REGISTER + k}, <<"{mark}", "{PREMISE_LABEL}", "{t.name}">>)'
              for k, t in enumerate(with_premise)]
     resets = " /\\ ".join(f"SysmoWork!Forget({PREMISE_REGISTER + k})" for k in range(len(with_premise)))
-    return [f"{PREFIX}{REACH} ==\n    /\\ " + "\n    /\\ ".join(parts), f"ASSUME {resets}"]
+    return [*premises, f"{PREFIX}{REACH} ==\n    /\\ " + "\n    /\\ ".join(parts), f"ASSUME {resets}"]
 
 
 @dataclass
