@@ -16,6 +16,10 @@
    original's way (``java -cp tla2tools.jar tlc2.TLC ...``, one JVM each, serial, same files and
    flags, from the ``.run.json`` each job leaves), with the jobs' own time in the driver beside
    it (the floor no harness can go under).
+8. Generated check modules written compactly against written out: P3 of etcd's reference with
+   repeated values named once and long lines wrapped, against every state written in full on
+   lines thousands of characters long; P4 of the records raftkvs spec with each mapped
+   variable read once per template, against the mapping evaluated at every occurrence.
 
     python perf/bench.py --only 7     # one part
 """
@@ -29,12 +33,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytest_sysmobench import load_task, load_tasks  # noqa: E402
+from pytest_sysmobench import PHASES, load_task, load_tasks  # noqa: E402
+from pytest_sysmobench.phases import invariants  # noqa: E402
+from pytest_sysmobench.tla import modules, values  # noqa: E402
 from pytest_sysmobench.sources import ReferenceSource, ReplaySource  # noqa: E402
 from pytest_sysmobench.phases import CellContext  # noqa: E402
 from pytest_sysmobench.phases._codec import Codec, constants_config  # noqa: E402
@@ -235,10 +243,50 @@ def lead(work: Path, tasks: tuple[str, ...]) -> None:
               f" {warm:>11.2f}s {theirs / warm:>5.1f}x")
 
 
+@contextmanager
+def _written_out() -> Iterator[None]:
+    """Generated modules as they were written before: no named values, no wrapping, the
+    mapping substituted wherever the templates read it."""
+    saved = values.SHARE_AT, modules.WRAP_AT, invariants._Reader.built
+    values.SHARE_AT = modules.WRAP_AT = 10**9
+    invariants._Reader.built = property(lambda self: ())  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        values.SHARE_AT, modules.WRAP_AT, invariants._Reader.built = saved  # type: ignore[method-assign]
+
+
+def _phase_seconds(work: Path, task: str, source, phase: str) -> tuple[float, int]:  # noqa: ANN001
+    with Scorer(work, use_cache=False, traces_dir=ROOT / "data" / "traces") as scorer:
+        cell = scorer.cell(load_task(ROOT / "tasks" / task), source)
+        for earlier in PHASES[:PHASES.index(phase)]:
+            cell.result(earlier)
+        start = time.perf_counter()
+        result = cell.result(phase)
+        assert result.status.name == "PASSED", result.reason
+        seconds = time.perf_counter() - start
+    size = sum(f.stat().st_size for f in (work / "runs").rglob("*Sysmo*.tla") if f"/{phase}/" in str(f))
+    return seconds, size
+
+
+def compact_modules(work: Path) -> None:
+    print("8.   generated modules written compactly against written out (one run each, no cache)")
+    print(f"     {'check':<28} {'compact':>18} {'written out':>18} {'ratio':>6}")
+    for label, task, source, phase in (
+            ("P3, etcd reference", "etcd", ReferenceSource(), "conformance"),
+            ("P4, raftkvs records spec", "raftkvs", ReplaySource(ROOT / "tests" / "data" / "foreign" / "records"),
+             "invariants")):
+        compact = _phase_seconds(work / f"{task}-compact", task, source, phase)
+        with _written_out():
+            plain = _phase_seconds(work / f"{task}-plain", task, source, phase)
+        print(f"     {label:<28} {compact[0]:6.1f} s {compact[1] / 1e6:6.1f} MB {plain[0]:6.1f} s {plain[1] / 1e6:6.1f} MB "
+              f"{plain[0] / compact[0]:5.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--only", type=int, choices=range(1, 8), help="run one part (1 and 2 run together)")
+    parser.add_argument("--only", type=int, choices=range(1, 9), help="run one part (1 and 2 run together)")
     parser.add_argument("--tasks", default="", help="part 7: these tasks only (comma-separated; default all)")
     args = parser.parse_args()
     repeat = 5 if args.quick else 15
@@ -262,6 +310,8 @@ def main() -> None:
             if unknown:
                 parser.error(f"--tasks: no such task: {', '.join(unknown)}")
             lead(work, chosen)
+        if wanted(8):
+            compact_modules(work)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import yaml
 
 from . import untrusted_yaml
 from .tasks import IDENTIFIER, Task, enumerated_values
-from .tla.values import function_literal, tla_literal
+from .tla.values import Shared, function_literal, tla_literal
 from .tla.expressions import ExpressionError, check_expression
 
 
@@ -67,13 +67,20 @@ class VariableMap:
         arms = " [] ".join(f"{term} = ({spec}) -> ({canon})" for canon, spec in self.values)
         return f"(CASE {arms} [] OTHER -> {term})"
 
-    def canonical_to_spec(self, value: Any) -> str:
+    def canonical_to_spec(self, value: Any, share: Shared | None = None) -> str:
         """The spec variable's value (TLA+ text) for a canonical value read from a trace."""
         table = {canon: f"({spec})" for canon, spec in self.values}
+
+        def written(item: Any) -> str:
+            text = tla_literal(item) if table or share is None else None
+            if text is not None and (text in table or share is None):
+                return table.get(text, text)
+            return tla_literal(item, share)
+
         if self.shape == "function" and isinstance(value, dict):
-            return function_literal({k: table.get(tla_literal(v), tla_literal(v)) for k, v in value.items()})
-        text = tla_literal(value)
-        return table.get(text, text)
+            text = function_literal({k: written(v) for k, v in value.items()})
+            return share(text) if share is not None else text
+        return written(value)
 
     def describe(self) -> str:
         if self.history:

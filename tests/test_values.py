@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_sysmobench.tla.modules import wrap_long_lines
 from pytest_sysmobench.tla.values import RESERVED as RESERVED_WORDS
 from pytest_sysmobench.tla.values import (
     ModelValue,
@@ -265,3 +266,28 @@ def test_parser_raises_only_value_parse_error(text: str) -> None:
     except ValueParseError as error:
         assert 0 <= error.position <= len(text)
         assert error.line >= 1 and error.column >= 1
+
+
+# ---------------------------------------------------------------------------
+# Long generated lines are wrapped between tokens, and mean the same
+
+
+@quiet_repr
+@settings(max_examples=300)
+@given(values, st.integers(min_value=10, max_value=80))
+def test_a_wrapped_value_line_reads_back_as_the_same_value(value: Value, width: int) -> None:
+    prefix = "    /\\ sysmo_x = "
+    line = prefix + format_value(value)
+    wrapped = wrap_long_lines(line, width)
+    assert wrapped.startswith(prefix)
+    assert parse_value(wrapped[len(prefix):]) == value
+    assert " ".join(wrapped.split()) == " ".join(line.split())  # only white space moved
+    for piece in wrapped.split("\n")[1:]:
+        assert len(piece) - len(piece.lstrip(" ")) > prefix.index("/\\")  # past the bullet
+
+
+def test_a_line_with_a_junction_after_its_first_bracket_is_left_alone() -> None:
+    line = "    /\\ x = <<1, 2>> /\\ y = <<" + ", ".join(map(str, range(60))) + ">>"
+    assert wrap_long_lines(line, 40) == line
+    commented = "x = <<" + ", ".join(map(str, range(60))) + ">> (* a, b *)"
+    assert wrap_long_lines(commented, 40) == commented

@@ -18,7 +18,7 @@ from ..tla.cfg import Config, Section
 from ..tla.expressions import indented
 from ..tla.grammar import rename_references
 from ..tla.messages import TlcResult, Verdict
-from ..tla.values import format_value, record_literal, tla_literal
+from ..tla.values import Shared, format_value, record_literal, tla_literal
 from ..traces import Corpus
 from . import _work
 from ._context import CellContext
@@ -79,6 +79,8 @@ class Codec:
     lost: frozenset[str] = frozenset()
     lost_reason: str = ""
     _memo: dict[int, tuple[TMapping[str, Any], str]] = field(default_factory=dict, compare=False, repr=False)
+    #: The long values its states are written with, each written once in a module that uses it.
+    shared: Shared = field(default_factory=Shared, compare=False, repr=False)
 
     @property
     def uses_canon(self) -> bool:
@@ -94,15 +96,15 @@ class Codec:
         hit = memo.get(key)
         if hit is not None and hit[0] is state:
             return hit[1]
-        text = self._record(state)
+        text = self.shared(self._record(state))
         memo[key] = (state, text)
         return text
 
     def _record(self, state: TMapping[str, Any]) -> str:
-        fields = [f"{s.var} |-> {s.translate.canonical_to_spec(state[s.translate.canonical])}"
+        fields = [f"{s.var} |-> {s.translate.canonical_to_spec(state[s.translate.canonical], self.shared)}"
                   for s in self.mapping.spec_state() if s.translate is not None]
         if self.uses_canon:
-            fields.append(f"{CANON} |-> {record_literal(state)}")
+            fields.append(f"{CANON} |-> {record_literal(state, self.shared)}")
         return "[" + ", ".join(fields) + "]" if fields else "[sysmo_empty |-> TRUE]"
 
     def definitions(self) -> list[str]:
@@ -250,10 +252,13 @@ def work_files(ctx: CellContext) -> dict[str, str]:
     return {f"{work_module_name(ctx)}.tla": _work.bound_module(work_module_name(ctx))}
 
 
-def check_module(ctx: CellContext, name: str, body: str) -> CheckModule:
+def check_module(ctx: CellContext, name: str, body: str, codec: Codec | None = None) -> CheckModule:
     """The module with its verdict mark: keyed by everything it checks, so cacheable.  Its
     work bound (``SysmoWorkBound``, the task's ``phases.conformance.generated``) ends a check
-    by work, never by the machine's speed."""
+    by work, never by the machine's speed.  A body with states the ``codec`` wrote gets the
+    values they name."""
+    if codec is not None:
+        body = "\n".join([*codec.shared.definitions(body), body])
     mark = ctx.toolchain.cache.mark(name, body, ctx.spec_files(), ctx.task.conformance.generated)
     bound = (f"\n{_work.instance_lines(work_module_name(ctx))}\n"
              f'SysmoWorkBound == SysmoWork!Within({ctx.task.conformance.generated}, "{mark}")')
@@ -271,7 +276,7 @@ SysmoInit ==
     /\\ {conj(codec.bind("SysmoStates[sysmo_s]", False))}
     /\\ PrintT(<<"SYSMO_MARK", sysmo_s>>)
 SysmoStop == FALSE /\\ UNCHANGED sysmo_s"""
-    return check_module(ctx, name, body)
+    return check_module(ctx, name, body, codec)
 
 
 def _init_values_module(ctx: CellContext, name: str, variables: Sequence[str],

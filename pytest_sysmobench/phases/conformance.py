@@ -93,7 +93,7 @@ def window_module(ctx: CellContext, codec: Codec, name: str, action: str, window
     /\\ IF sysmo_main' /\\ SysmoPostOk THEN PrintT(<<"SYSMO_MARK", sysmo_w>>) ELSE TRUE""" if amap.after else ""
     body = "\n".join(defs) + f"""
 VARIABLES sysmo_w, sysmo_k, sysmo_main
-SysmoArgs == {tla_tuple(["<<" + ", ".join(tla_literal(a) for a in w.args) + ">>" for w in windows])}
+SysmoArgs == {tla_tuple(["<<" + ", ".join(tla_literal(a, codec.shared) for a in w.args) + ">>" for w in windows])}
 SysmoPre == {tla_tuple([codec.record(w.pre) for w in windows])}
 SysmoPost == {tla_tuple([codec.record(w.post) for w in windows])}
 SysmoInit ==
@@ -107,7 +107,7 @@ SysmoNext ==
     /\\ sysmo_k' = sysmo_k + 1
     /\\ UNCHANGED sysmo_w
     /\\ \\/ {choice}{late_print}"""
-    return check_module(ctx, name, body)
+    return check_module(ctx, name, body, codec)
 
 
 def _nearest_definitions(codec: Codec) -> str:
@@ -192,7 +192,7 @@ SysmoTraceNext ==
     /\\ {ctx.next_action() or "Next"}
     /\\ {conj(codec.bind("SysmoTrace[sysmo_i + 1]", True, "SysmoTrace[sysmo_i]"))}
     /\\ sysmo_i' = sysmo_i + 1"""
-    return check_module(ctx, name, body)
+    return check_module(ctx, name, body, codec)
 
 
 @dataclass

@@ -224,7 +224,7 @@ SysmoInit ==
     \\E sysmo_k \\in 1..{len(states)} :
         /\\ {conj(codec.bind("SysmoStates[sysmo_k]", False), "        ")}
 {_ONE_STEP}"""
-    module = check_module(ctx, f"{ctx.module}_SysmoReach", body)
+    module = check_module(ctx, f"{ctx.module}_SysmoReach", body, codec)
     cfg = config.with_section("INIT", ["SysmoInit"]).with_section("NEXT", [next_]).with_section("CONSTRAINT", ["SysmoOneStep"])
     cfg = cfg.with_section("CONSTRAINT", ["SysmoWorkBound"], first=True)
     files = {**ctx.spec_files(), **work_files(ctx), f"{module.name}.tla": module.text, f"{module.name}.cfg": cfg.render()}

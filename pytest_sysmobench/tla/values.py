@@ -33,6 +33,7 @@ TLA+ identities that Python cannot express, kept simple on purpose:
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass
@@ -435,11 +436,12 @@ _FIELD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 SET_TAG = "$set"
 
 
-def tla_literal(value: Any) -> str:
+def tla_literal(value: Any, share: Shared | None = None) -> str:
     """JSON trace values as TLA+: objects are functions over their (string) keys, lists are tuples.
 
     JSON has no sets, so ``{"$set": [...]}`` stands for the TLA+ set of its items (order and
     repeats ignored): a network of in-flight messages or a set of granted votes is a set.
+    With ``share``, a long composite value is written once and named where it is used.
     """
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
@@ -448,12 +450,55 @@ def tla_literal(value: Any) -> str:
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(value, list):
-        return "<<" + ", ".join(tla_literal(v) for v in value) + ">>"
-    if isinstance(value, dict):
+        text = "<<" + ", ".join(tla_literal(v, share) for v in value) + ">>"
+    elif isinstance(value, dict):
         if set(value) == {SET_TAG} and isinstance(value[SET_TAG], list):
-            return "{" + ", ".join(sorted({tla_literal(v) for v in value[SET_TAG]})) + "}"
-        return function_literal({k: tla_literal(v) for k, v in value.items()})
-    raise ValueError(f"no TLA+ reading for {type(value).__name__} value {value!r}")
+            text = "{" + ", ".join(sorted({tla_literal(v, share) for v in value[SET_TAG]})) + "}"
+        else:
+            text = function_literal({k: tla_literal(v, share) for k, v in value.items()})
+    else:
+        raise ValueError(f"no TLA+ reading for {type(value).__name__} value {value!r}")
+    return share(text) if share is not None else text
+
+
+#: Composite values at least this long are worth a name of their own (a name is 21 characters).
+SHARE_AT = 28
+_SHARED_NAME = re.compile(r"\bSysmoLit_[0-9a-f]{12}\b")
+
+
+class Shared:
+    """Composite values a generated module writes once, as definitions, and names where used.
+
+    A trace's states repeat the same messages, logs and tables from one state to the next,
+    and SANY's reading of a check module (most of a P3 check's time) grows with its text:
+    an etcd window module shrinks several times.  Names are content hashes, so a text that
+    names them is the same in every module that writes it, and cacheable."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, str] = {}  # text -> name
+        self._texts: dict[str, str] = {}  # name -> text, each after the names it uses
+
+    def __call__(self, text: str) -> str:
+        if len(text) < SHARE_AT:
+            return text
+        name = self._names.get(text)
+        if name is None:
+            name = f"SysmoLit_{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+            if name in self._texts:  # two texts, one name: never let one stand for the other
+                raise ValueError(f"two values share the name {name}")
+            self._names[text], self._texts[name] = name, text
+        return name
+
+    def definitions(self, body: str) -> list[str]:
+        """The definitions ``body`` names, directly or through one another, each before its uses."""
+        needed: set[str] = set()
+        pending = set(_SHARED_NAME.findall(body))
+        while pending:
+            name = pending.pop()
+            if name not in needed and name in self._texts:
+                needed.add(name)
+                pending |= set(_SHARED_NAME.findall(self._texts[name]))
+        return [f"{name} == {text}" for name, text in self._texts.items() if name in needed]
 
 
 def _field_name(key: str) -> bool:
@@ -473,6 +518,6 @@ def function_literal(entries: Mapping[str, str]) -> str:
     return "(" + " @@ ".join(f"{tla_literal(k)} :> {v}" for k, v in sorted(entries.items())) + ")"
 
 
-def record_literal(state: Mapping[str, Any]) -> str:
+def record_literal(state: Mapping[str, Any], share: Shared | None = None) -> str:
     """A canonical state as a TLA+ record keyed by canonical variable name."""
-    return "[" + ", ".join(f"{name} |-> {tla_literal(value)}" for name, value in sorted(state.items())) + "]"
+    return "[" + ", ".join(f"{name} |-> {tla_literal(value, share)}" for name, value in sorted(state.items())) + "]"
