@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -251,6 +252,8 @@ def leaderboard_compare(args: argparse.Namespace) -> int:
     try:
         before, after = _board_at(args.before), _board_at(args.after)
         tolerance = Tolerance.parse(args.tolerance)
+        if args.pair:
+            before, after = _paired(before, after, args.pair)
     except BaselineError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -264,6 +267,23 @@ def leaderboard_compare(args: argparse.Namespace) -> int:
         # A cell phase B left out for a cause of the benchmark's is named (above) and counted, never a regression.
         print(f"{counts_line(changes)}, {sum(c.kind == 'same' for c in changes)} unchanged")
     return 1 if regressions(changes) else 0
+
+
+def _paired(before: Board, after: Board, pair: str) -> tuple[Board, Board]:
+    """A's cells of the first board against B's of the second, under B's label: two models,
+    or a model and the reference, on the same tasks (the boards may be the same file)."""
+    from .hints import did_you_mean
+    from .leaderboard.baseline import BaselineError
+
+    a, sep, b = (part.strip() for part in pair.partition("="))
+    if not sep or not a or not b:
+        raise BaselineError(f"--as {pair!r}: expected A=B, a model label of the first board and one of the second")
+    for label, board, which in ((a, before, "first"), (b, after, "second")):
+        labels = sorted({cell.model for cell in board.cells})
+        if label not in labels:
+            raise BaselineError(f"--as: the {which} board has no model {label!r}; {did_you_mean(label, labels)}")
+    return (dataclasses.replace(before, cells=tuple(dataclasses.replace(c, model=b) for c in before.cells if c.model == a)),
+            dataclasses.replace(after, cells=tuple(c for c in after.cells if c.model == b)))
 
 
 def leaderboard_merge(args: argparse.Namespace) -> int:
@@ -351,6 +371,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     comparing.add_argument("--tolerance", default="0", help="0.05, or p4=0.1,composite=0.02 (default 0)")
     comparing.add_argument("--markdown", action="store_true", help="a Markdown table, for a CI summary or PR comment")
     comparing.add_argument("--all", action="store_true", help="list unchanged cell phases too")
+    comparing.add_argument("--as", dest="pair", metavar="A=B",
+                           help="compare model A of the first board with model B of the second (B's label is shown)")
     comparing.set_defaults(run=leaderboard_compare)
     merging = board_commands.add_parser("merge", help="the latest result of every cell phase over several boards")
     merging.add_argument("boards", nargs="+", help="leaderboards, oldest first")

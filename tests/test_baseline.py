@@ -242,3 +242,20 @@ def test_the_reference_specs_hold_the_committed_baseline(pytester: pytest.Pytest
     result = pytester.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-baseline", str(BASELINE))
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines(["*baseline*: 0 regression(s), 0 improvement(s)*"])
+
+
+def test_cli_compare_pairs_two_model_labels(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One board with the reference and a model on the same task: --as puts them side by side."""
+    records = [{"task": "spin", "model": model, "sample": 0, "phase": p, "score": score, "status": status,
+                "reason": "", "charged_to": "spec", "cause": None}
+               for model, score, status in (("reference", 1.0, "passed"), ("sonnet", 0.0, "failed"))
+               for p in PHASES]
+    board = tmp_path / "board.json"
+    board.write_text(json.dumps(report.build(records, {"jar_sha256": "a"}, "r1").to_json()))
+    assert cli(["leaderboard", "compare", str(board), str(board), "--as", "reference=sonnet"]) == 1
+    out = capsys.readouterr().out
+    assert "spin/sonnet syntax: regressed" in out and "5 regression(s)" in out
+    assert cli(["leaderboard", "compare", str(board), str(board), "--as", "sonnet=sonnet"]) == 0
+    assert cli(["leaderboard", "compare", str(board), str(board), "--as", "refrence=sonnet"]) == 2
+    assert "the first board has no model 'refrence'; did you mean 'reference'?" in capsys.readouterr().err
+    assert cli(["leaderboard", "compare", str(board), str(board), "--as", "reference"]) == 2
