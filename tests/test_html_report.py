@@ -27,7 +27,7 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first
 #: Every tag the page is made of: anything else on it came from a board's text, unescaped.
 PAGE_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "code", "b", "small", "table", "thead",
              "tbody", "tr", "th", "td", "details", "summary", "div", "figure", "figcaption", "svg", "rect", "line",
-             "text", "span", "i"}
+             "text", "span", "i", "dl", "dt", "dd"}
 HOSTILE = '<img src="http://127.0.0.1:9/leak.png"><script>alert(1)</script>" onmouseover="x'
 
 
@@ -143,9 +143,14 @@ def test_the_page_shows_scored_cells_left_out_causes_and_who_each_phase_is_charg
     assert _parsed(page).tags <= PAGE_TAGS
     models = _row_of(page, "models", "reference")
     assert models.startswith("reference 3 1 2 no_traces 1 system_unavailable 1 1.000"), models
-    curp = _row_of(page, "cells", "curp")
+    curp = _row_of(page, "cells left-out", "curp")
     assert curp.count("benchmark: system_unavailable") == 4 and "left out: system_unavailable" in curp
-    mutex = _row_of(page, "cells", "mutex")
+    # Left-out cells are folded under their count, after the scored ones; every column is explained.
+    assert "2 cells left out by the benchmark (no composite, kept out of every mean): show" in _text(page)
+    assert page.index('<table class="cells">') < page.index('<details class="fold">')
+    assert page.count("What the columns mean") == 3
+    assert '<th title="cells the benchmark could not score' in page
+    mutex = _row_of(page, "cells left-out", "mutex")
     assert mutex.count("benchmark:") == 1 and "benchmark: no_traces" in mutex and "left out: no_traces" in mutex
     assert "benchmark" not in _row_of(page, "cells", "spin")  # the spec's outcomes are not marked
     samples = _row_of(page, "samples", "curp")
@@ -154,7 +159,7 @@ def test_the_page_shows_scored_cells_left_out_causes_and_who_each_phase_is_charg
     old = _without_charges(board)
     assert "charged_to" not in str(old["cells"])
     again = render(old)
-    assert _row_of(again, "cells", "curp") == curp and _row_of(again, "cells", "mutex") == mutex
+    assert _row_of(again, "cells left-out", "curp") == curp and _row_of(again, "cells left-out", "mutex") == mutex
 
 
 # ------------------------------------------------------------------ in a real browser
@@ -244,12 +249,20 @@ def test_chromium_shows_what_each_model_left_out_and_why(browser: Any, tmp_path:
     left = row.locator("td.left-out").inner_text().split()
     assert left == ["2", "no_traces", "1", "system_unavailable", "1"], left
     curp = visit.page.locator("table.cells tr.cell", has_text="curp").first
+    assert not curp.is_visible()  # folded: the scored cells come first
+    visit.page.locator("details.fold > summary").click()
+    assert curp.is_visible()
     assert curp.locator("small.charge").all_inner_texts() == ["benchmark: system_unavailable"] * 4 + [
         "left out: system_unavailable"]
     assert visit.page.locator("table.cells tr.cell", has_text="spin").first.locator("small.charge").count() == 0
     # Each mark sits on its own line, under the outcome it explains.
     outcome, mark = curp.locator("summary").first.bounding_box(), curp.locator("small.charge").first.bounding_box()
     assert mark["y"] >= outcome["y"] + 10, (outcome, mark)
+    # The columns are explained: folded under the table, and opened they read as a list.
+    legend = visit.page.locator("details.help").first
+    assert not legend.locator("dd").first.is_visible()
+    legend.locator("> summary").click()
+    assert "left out" in legend.inner_text() and legend.locator("dd").first.is_visible()
 
 
 @pytest.mark.browser

@@ -23,6 +23,22 @@ CLASS_COLOURS = ("#e15759", "#4e79a7", "#f28e2b", "#76b7b2", "#59a14f", "#edc948
 TEXT_LIMIT = 2000
 NAME_LIMIT = 200
 
+#: What each column means, on its header (a tooltip) and in a legend under its table.
+COLUMN_HELP = {
+    "model": "who wrote the specs: a model, an agent, a replayed folder, or the task's reference",
+    "task": "the system the spec models",
+    "sample": "which of a model's answers for this task (0 is the first)",
+    "samples": "how many answers were scored for this task",
+    "cells": "task-and-sample pairs this model was run on (a cell is one spec, scored in four phases)",
+    "scored": "cells with a composite: every phase charged to the spec",
+    "left out": "cells the benchmark could not score (its fault, not the spec's), by cause; kept out of every mean",
+    **{p.label: f"{p.checks} (0-1; in the models table, the mean over scored cells)" for p in PHASE_TABLE},
+    "composite": "0.15·P1 + 0.15·P2 + 0.35·P3 + 0.35·P4 (the mean over scored cells in the models table)",
+    "best of k": "the mean over tasks of the best composite among each task's samples",
+    "pass@1 P4": "the chance that one sample keeps every invariant template (pass@k, unbiased estimate)",
+    "cost": "tokens and dollars spent asking the model (and any evaluator) for this row",
+    "runs": "the runs whose results make up this cell (a merged board can hold several)",
+}
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 _STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#1f2328;background:#fff}
@@ -37,6 +53,9 @@ details summary{cursor:pointer}details div{max-width:520px;white-space:pre-wrap;
 .heat td{text-align:center;min-width:90px}.plots{display:flex;flex-wrap:wrap;gap:28px;align-items:flex-start}
 svg text{font:11px system-ui,sans-serif;fill:#1f2328}.legend span{display:inline-block;margin-right:14px}
 .swatch{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:middle}
+small.why{color:#57606a;margin-left:4px}details.help,details.fold{margin:4px 0 12px;font-size:12.5px}
+details.help dl{display:grid;grid-template-columns:max-content auto;gap:2px 12px;margin:6px 0}
+details.help dt{font-weight:600}details.help dd{margin:0;color:#57606a}
 """
 
 
@@ -94,7 +113,7 @@ def _models_table(models: Iterable[ModelRow]) -> str:
             f'<td class="num"><b>{_number(model.composite)}</b></td>',
             f'<td class="num">{_number(model.best_of_k)}</td>', f'<td class="num">{_number(pass1)}</td>',
             f"<td>{_e(_cost(model.usage)) if model.usage else '-'}</td>"]) + "</tr>")
-    return _table(head, rows, "models")
+    return _table(head, rows, "models") + _legend(head)
 
 
 def _left_out_cell(counts: Mapping[str, int] | None, unscored: int | None) -> str:
@@ -109,16 +128,23 @@ def _left_out_cell(counts: Mapping[str, int] | None, unscored: int | None) -> st
 
 
 def _cells_table(cells: Iterable[CellRow]) -> str:
+    """The scored cells, then the ones the benchmark left out folded away under a count (a run
+    with a task unavailable here, or a mutant run, would bury the scores under them)."""
     head = ["task", "model", "sample", *(PHASE_LABELS[p] for p in PHASES), "composite", "runs"]
-    rows = []
+    scored, left = [], []
     for cell in cells:
         runs = ", ".join(_e(r) for r in cell.runs[:5])
-        rows.append('<tr class="cell">' + "".join([
+        (scored if cell.is_spec else left).append('<tr class="cell">' + "".join([
             f"<td>{_name(cell.task)}</td>", f"<td>{_name(cell.model)}</td>",
             f'<td class="num">{_e(cell.sample)}</td>',
             *(_phase_cell(cell.phases.get(p)) for p in PHASES),
             _composite_cell(cell), f"<td>{runs}</td>"]) + "</tr>")
-    return _table(head, rows, "cells")
+    page = _table(head, scored, "cells") if scored or not left else ""
+    if left:
+        page += (f'<details class="fold"><summary>{len(left)} cell{"s" if len(left) != 1 else ""} left out by the '
+                 "benchmark (no composite, kept out of every mean): show</summary>"
+                 + _table(head, left, "cells left-out") + "</details>")
+    return page + _legend(head)
 
 
 def _composite_cell(cell: CellRow) -> str:
@@ -143,7 +169,8 @@ def _phase_cell(result: PhaseCell | None) -> str:
         shown += f'<small class="charge">benchmark: {_e(result.cause)}</small>'
     if not result.reason:
         return f'<td class="{css}">{shown}</td>'
-    return f'<td class="{css}"><details><summary>{shown}</summary><div>{_e(_cut(result.reason))}</div></details></td>'
+    return (f'<td class="{css}"><details><summary title="show why">{shown}<small class="why">why</small></summary>'
+            f"<div>{_e(_cut(result.reason))}</div></details></td>")
 
 
 def _groups_table(groups: tuple[TaskRow, ...]) -> str:
@@ -160,7 +187,7 @@ def _groups_table(groups: tuple[TaskRow, ...]) -> str:
             _left_out_cell(group.left_out, None),
             f'<td class="num">{_number(group.best_of_k)}</td>',
             *(f'<td class="num">{_number(v)}</td>' for v in values)]) + "</tr>")
-    return _table(head, rows, "samples")
+    return _table(head, rows, "samples") + _legend(head)
 
 
 def _phase_bars(models: tuple[ModelRow, ...]) -> str:
@@ -204,7 +231,7 @@ def _heatmap(cells: tuple[CellRow, ...]) -> str:
             mean = sum(known) / len(known) if known else None
             squares.append(f'<td class="num" style="background:{_heat(mean)}" title="{_e(task)} / {_e(model)}">'
                            f"{_number(mean) if values else ''}</td>")
-        rows.append(f"<tr><th>{_e(_short(task))}</th>{''.join(squares)}</tr>")
+        rows.append(f'<tr><th title="{_e(task)}">{_e(_short(task))}</th>{"".join(squares)}</tr>')
     head = "".join(f'<th title="{_e(m)}">{_e(_short(m))}</th>' for m in models)
     return f'<table class="heat"><tr><th>task \\ model</th>{head}</tr>{"".join(rows)}</table>'
 
@@ -244,9 +271,21 @@ def _figure(title: str, body: str) -> str:
 
 
 def _table(head: Iterable[str], rows: list[str], name: str) -> str:
-    header = "".join(f"<th>{_e(h)}</th>" for h in head)
+    header = "".join(f'<th title="{_e(_help(h))}">{_e(h)}</th>' if _help(h) else f"<th>{_e(h)}</th>" for h in head)
     body = "".join(rows) if rows else f'<tr><td colspan="99">no {name}</td></tr>'
     return f'<table class="{name}"><thead><tr>{header}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _help(column: str) -> str:
+    return COLUMN_HELP.get(column) or (
+        f"the share of samples, estimated without bias, among which one of k keeps {column.split()[-1]} at 1.0"
+        if column.startswith("pass@") else "")
+
+
+def _legend(head: Iterable[str]) -> str:
+    """The columns explained in words a reader sees without hovering."""
+    items = "".join(f"<dt>{_e(h)}</dt><dd>{_e(_help(h))}</dd>" for h in head if _help(h))
+    return f'<details class="help"><summary>What the columns mean</summary><dl>{items}</dl></details>'
 
 
 def _heat(value: float | None) -> str:

@@ -709,9 +709,15 @@ def template_verdict(outcomes: list[TemplateOutcome], info: dict[str, Any], spec
                      next((o for o in failed if " violated" in o.reason), failed[0]))
         trace = ("\n" + "\n".join(first.trace)) if first.trace else ""
         weighed = f" (a defining property fails: {', '.join(broken)})" if broken else ""
-        others = [o.name for o in failed if o is not first]
+        # Each failed template with how it failed: two liveness templates that need fairness
+        # and a broken safety property ask for different fixes.
+        classes = {o.name: invariants_class([o.as_dict()], spec) for o in failed}
+        for template in details["templates"]:
+            if template["name"] in classes:
+                template["failure_class"] = classes[template["name"]]
+        others = [f"{o.name} ({classes[o.name]})" for o in failed if o is not first]
         also = f"; also failed: {', '.join(others)}" if others else ""
-        reason = f"{passed}/{len(outcomes)} templates hold{weighed}{also}; {first.reason}{trace}"
+        reason = f"{passed}/{len(outcomes)} templates hold{weighed}{also}; [{classes[first.name]}] {first.reason}{trace}"
         klass = invariants_class([o.as_dict() for o in failed], spec)
         return PhaseResult("invariants", Status.FAILED, score, reason, {**details, "failure_class": klass})
     bounded = sum(1 for o in outcomes if o.reason.startswith("holds in the explored part"))
