@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 #: it explored, before its JVM is killed.
 HARD_LIMIT_MARGIN_S = 60.0
 #: What a user can do when a spec in its own names has no mapping (said wherever that costs).
-HOW_TO_MAP = ("add a mapping.yaml beside the spec (README: 'Mappings'), write the spec in the task's canonical "
+HOW_TO_MAP = ("add a mapping.yaml beside the spec (docs/mappings.md), write the spec in the task's canonical "
               "names (`sysmobench prompt <task>` lists them), or name an evaluator model (--sysmobench-evaluator)")
 
 

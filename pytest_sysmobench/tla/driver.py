@@ -48,7 +48,7 @@ JVM_FLAGS: tuple[str, ...] = (
 )
 #: The driver lives for the whole session, but it loads TLC's classes afresh for every job, so
 #: code compiled by C2 does not outlive a job: C1 only, with the throughput collector TLC asks
-#: for (README, "Speed", has the figures that chose them).
+#: for (docs/speed.md has the figures that chose them).
 DRIVER_TUNING: tuple[str, ...] = ("-XX:+UseParallelGC", "-XX:TieredStopAtLevel=1")
 #: A java per check (cli mode) lives for one job: C1 only and SerialGC start fastest.
 CLI_TUNING: tuple[str, ...] = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
