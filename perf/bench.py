@@ -279,7 +279,7 @@ def compact_modules(work: Path) -> None:
         compact = _phase_seconds(work / f"{task}-compact", task, source, phase)
         with _written_out():
             plain = _phase_seconds(work / f"{task}-plain", task, source, phase)
-        print(f"     {label:<28} {compact[0]:6.1f} s {compact[1] / 1e6:6.1f} MB {plain[0]:6.1f} s {plain[1] / 1e6:6.1f} MB "
+        print(f"     {label:<28} {compact[0]:6.1f} s {compact[1] / 1e3:7.0f} KB {plain[0]:6.1f} s {plain[1] / 1e3:7.0f} KB "
               f"{plain[0] / compact[0]:5.2f}x")
 
 
