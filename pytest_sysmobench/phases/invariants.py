@@ -228,7 +228,7 @@ def reach_lines(templates: Sequence[InvariantTemplate], mark: str, reader: _Read
     with_premise = [t for t in templates if t.premise]
     if not with_premise:
         return []
-    premises = [f"{PREFIX}{REACH}_{t.name} == {reader.state_level(f'SysmoPremise_{t.name}', reader.task.reads(t.premise))}"
+    premises = [f"{PREFIX}{REACH}_{t.name} == {reader.state_level(f'SysmoPremise_{t.name}', reader.task.reads(f'SysmoPremise == {t.premise}'))}"
                 for t in with_premise]
     parts = [f"(SysmoWork!Unseen({PREMISE_REGISTER + k}) /\\ {PREFIX}{REACH}_{t.name}) =>\n"
              f'        SysmoWork!Seen({PREMISE_REGISTER + k}, <<"{mark}", "{PREMISE_LABEL}", "{t.name}">>)'
