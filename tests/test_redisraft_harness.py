@@ -51,5 +51,7 @@ def test_every_step_is_its_actors_alone(tmp_path: Path) -> None:
         if after["action"].startswith("Handle") or after["action"] == "DropMessage":
             assert len(gone) == 1, after["step"]
         assert all(m["from"] == actor for m in new), (after["step"], after["action"])
+        if after["action"] == "ElectionTimeout":  # a request asked again at an older term is no step's
+            assert all(m["type"] == "RequestVoteRequest" and m["term"] == a["currentTerm"][actor] for m in new), after["step"]
     terms = [max(s["state"]["currentTerm"].values()) for s in steps]
     assert terms == sorted(terms) and terms[-1] > terms[0]  # the crash led to a new election

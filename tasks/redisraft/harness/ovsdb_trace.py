@@ -277,11 +277,14 @@ class Run:
         changed = self._changed(now)
         if changed:  # an election's vote requests wait for its term to reach the disk
             deadline = time.monotonic() + 1.0
-            while time.monotonic() < deadline and not all(self._asked_all(n) for n in changed):
+            while time.monotonic() < deadline and not all(self._asked_all(n, now["currentTerm"][n]) for n in changed):
                 time.sleep(0.01)
             now = self.recorder.state()
             changed = self._changed(now)
         fresh = [h for h in self.net.in_flight() if h.number not in self.accounted]
+        for h in [h for h in fresh if self._asks_again(h)]:
+            self.net.drop(h)  # the vocabulary has no step that asks again: the network loses it
+            fresh.remove(h)
         for name in changed:
             role, mine = now["state"][name], [h for h in fresh if h.src == name]
             if role == "Candidate" and now["currentTerm"][name] > self.last["currentTerm"][name]:
@@ -300,10 +303,16 @@ class Run:
                                f"role {self.last['state'][h.src]}")
             self._log_own("Heartbeat", h.src, now, [h], {"j": h.dst})
 
-    def _asked_all(self, name: str) -> bool:
-        """Whether a new candidate's vote requests have reached every server it is connected to."""
+    def _asks_again(self, h: Held) -> bool:
+        """A candidate asks a server for its vote again at a term already logged (as when its
+        connection to that server comes back): a send of no step."""
+        return h.method == "vote_request" and h.params["term"] <= self.last["currentTerm"][h.src]
+
+    def _asked_all(self, name: str, term: int) -> bool:
+        """Whether a new candidate's vote requests of its new term have reached every server it
+        is connected to (a request of an older term is asked again, and does not count)."""
         asked = {h.dst for h in self.net.in_flight() if h.src == name and h.number not in self.accounted
-                 and h.method == "vote_request"}
+                 and h.method == "vote_request" and h.params["term"] == term}
         return self.net.peers(name) <= asked
 
     def _changed(self, now: dict[str, Any]) -> list[str]:
