@@ -12,7 +12,10 @@ import pytest
 # fetching one over the network. Set here so it is in place before any test imports litellm.
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
-from llm_server import LocalModelServer  # noqa: E402  (tests/ is on sys.path for conftest and tests)
+import threading  # noqa: E402
+
+from fresh_traces import capture_fresh, fresh_traces_root  # noqa: E402  (tests/ is on sys.path)
+from llm_server import LocalModelServer  # noqa: E402
 
 from pytest_sysmobench.settings import CACHE_ENV  # noqa: E402
 
@@ -33,6 +36,38 @@ def shared_verdicts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ.pop(CACHE_ENV, None)
     else:
         os.environ[CACHE_ENV] = before
+
+
+@pytest.fixture(scope="session", autouse=True)
+def fresh_traces_ahead(request: pytest.FixtureRequest, shared_verdicts: Path) -> Iterator[None]:
+    """Capturing traces is mostly waiting on the real systems' timers (a minute for OVSDB's
+    elections): one worker captures every selected task's traces in a thread, in the order the
+    tests need them, while its tests run; a test's fixture then finds them there (or captures
+    them itself, if it comes first). A capture that fails here is left to the test's own try,
+    which reports it."""
+    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
+        yield
+        return
+    tasks: list[str] = []
+    for item in request.session.items:
+        task = getattr(getattr(item, "callspec", None), "params", {}).get("fresh")
+        if task is not None and task.name not in tasks:
+            tasks.append(task.name)
+    stop = threading.Event()
+
+    def capture_all() -> None:
+        for task in tasks:
+            if stop.is_set():
+                return
+            capture_fresh(fresh_traces_root(shared_verdicts), task, stop)
+
+    ahead = threading.Thread(target=capture_all, name="fresh-traces-ahead", daemon=True)
+    if tasks:
+        ahead.start()
+    yield
+    stop.set()
+    if ahead.is_alive():
+        ahead.join()
 
 
 @pytest.fixture

@@ -14,12 +14,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
 from pytest_sysmobench import Status, Task, load_tasks
 from pytest_sysmobench.sources import MutantSource, ReferenceSource
 from pytest_sysmobench.session import Scorer
 from pytest_sysmobench.traces import load_corpus
+
+from fresh_traces import capture_fresh, fresh_traces_root
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.toolchain
@@ -30,25 +31,15 @@ TASKS = [t for t in load_tasks(ROOT / "tasks").tasks if t.harness is not None]
 
 @pytest.fixture(scope="module", params=TASKS, ids=lambda t: t.name)
 def fresh(request: pytest.FixtureRequest, shared_verdicts: Path) -> tuple[Task, Path]:
-    """Traces captured once per test run from the real code: the two tests that read them may
-    run on two xdist workers, and the second waits for the first's capture instead of running
-    the system again."""
+    """Traces captured once per test run from the real code (conftest's ``capture_fresh``): the
+    two tests that read them may run on two xdist workers, and the capture may have been made
+    ahead of both."""
     task: Task = request.param
-    root = shared_verdicts.parent / "fresh-traces"
-    root.mkdir(parents=True, exist_ok=True)
-    out, captured = root / task.name, root / f"{task.name}.captured"
-    with FileLock(str(root / f"{task.name}.lock")):
-        if not captured.exists():
-            shutil.rmtree(out, ignore_errors=True)
-            done = subprocess.run(
-                [sys.executable, "-m", "pytest_sysmobench.cli", "traces", "capture", task.name, "--seed", "101",
-                 "--runs", "2", "--out", str(out)],
-                cwd=ROOT, capture_output=True, text=True, timeout=900,
-            )
-            assert done.returncode == 0, done.stderr
-            captured.write_text(done.stdout)
-    assert "seed-101.ndjson" in captured.read_text()
-    return task, out
+    root = fresh_traces_root(shared_verdicts)
+    done = capture_fresh(root, task.name)
+    assert done is None or done.returncode == 0, done.stderr
+    assert "seed-101.ndjson" in (root / f"{task.name}.captured").read_text()
+    return task, root / task.name
 
 
 def test_capture_writes_valid_traces_with_every_action(fresh: tuple[Task, Path]) -> None:
