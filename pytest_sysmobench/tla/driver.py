@@ -376,6 +376,19 @@ class ToolRunner:
         cmd = ["tla2sany.SANY", f"{module}.tla"]
         return self._cli_job("sany", spec_dir, dirs[1:], cmd, None, timeout_s)
 
+    def sany_xml(
+        self, spec_dir: Path, module: str, *, library_dirs: Sequence[Path] = (), timeout_s: float = 60.0
+    ) -> RawRun:
+        """SANY's semantic tree of ``spec_dir/module.tla`` as XML, by the jar's exporter (exit 0),
+        or SANY's errors (non-zero); the XML is the output from its ``<?xml`` line on."""
+        spec_dir = Path(spec_dir).resolve()
+        dirs = self._search_dirs(spec_dir, library_dirs)
+        if self._mode == "driver":
+            return self._driver_job("xml", spec_dir / f"{module}.tla", dirs, [], 0, timeout_s)
+        includes = [arg for d in dirs[1:] for arg in ("-I", str(d))]
+        cmd = ["tla2sany.xml.XMLExporter", "-o", *includes, f"{module}.tla"]
+        return self._cli_job("xml", spec_dir, [], cmd, None, timeout_s)
+
     def tlc(
         self,
         spec_dir: Path,
@@ -480,7 +493,9 @@ class ToolRunner:
     def _jvm_base(self, tmp_dir: Path, long_run: bool = False) -> list[str]:
         tuning = LONG_RUN_TUNING if long_run else DRIVER_TUNING if self._mode == "driver" else CLI_TUNING
         extra = shlex.split(os.environ.get(JVM_FLAGS_ENV, ""))
-        return [self._java, *JVM_FLAGS, *tuning, f"-Xmx{self._heap_mb}m", f"-Djava.io.tmpdir={tmp_dir}", *extra]
+        # In driver mode a worker may run two JVMs (short jobs, long runs): they share its heap.
+        heap = self._heap_mb if self._mode == "cli" else max(256, self._heap_mb // 2)
+        return [self._java, *JVM_FLAGS, *tuning, f"-Xmx{heap}m", f"-Djava.io.tmpdir={tmp_dir}", *extra]
 
     # ----------------------------------------------------------------- driver mode
 
