@@ -152,6 +152,44 @@ def _task(args: argparse.Namespace):  # noqa: ANN202
         return None
 
 
+def repair(args: argparse.Namespace) -> int:
+    """Repairs a spec mechanically and writes the repaired spec, its manifest and its diff."""
+    import difflib
+    import json
+    import tempfile
+
+    from .repair import Repairer
+    from .session import Scorer
+    from .sources import Candidate, with_spec
+
+    task = _task(args)
+    if task is None:
+        return 4
+    spec = Path(args.spec)
+    if not spec.is_file():
+        print(f"error: no spec at {spec}", file=sys.stderr)
+        return 4
+    cfg = Path(args.cfg) if args.cfg else spec.with_suffix(".cfg")
+    text = spec.read_text(encoding="utf-8", errors="replace")
+    out = Path(args.out) if args.out else spec.parent / "repaired"
+    with tempfile.TemporaryDirectory(prefix="sysmobench-repair-") as work, \
+            Scorer(Path(work), traces_dir=Path(args.traces)) as scorer:
+        base = Candidate(task.name, "repair", 0, task.module, origin=str(spec))
+        candidate = with_spec(base, task, text, cfg.read_text(encoding="utf-8") if cfg.is_file() else None, None, ())
+        outcome = Repairer(scorer.toolchain(), task, Path(args.traces), Path(work) / "repair").repair(candidate)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{task.module}.tla").write_text(outcome.spec or text, encoding="utf-8")
+    (out / "repair_manifest.json").write_text(json.dumps(outcome.manifest(), indent=1) + "\n", encoding="utf-8")
+    diff = difflib.unified_diff(text.splitlines(keepends=True), (outcome.spec or text).splitlines(keepends=True),
+                                f"a/{spec.name}", f"b/{task.module}.tla")
+    (out / "repair.diff").write_text("".join(diff), encoding="utf-8")
+    print(f"{task.name}: {outcome.status} ({len(outcome.edits)} edit(s)): {outcome.reason}")
+    for edit in outcome.edits:
+        print(f"  {edit.rule} {edit.definition or '(module)'}: {edit.summary}")
+    print(f"written: {out / f'{task.module}.tla'}, {out / 'repair_manifest.json'}, {out / 'repair.diff'}")
+    return 0 if outcome.usable else 1
+
+
 def traces_capture(args: argparse.Namespace) -> int:
     from .capture import CaptureError, capture
 
@@ -329,7 +367,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sysmobench", description=(
         "pytest-sysmobench's command line: check the toolchain (doctor), list the tasks (tasks) and what P4 "
         "checks of one (templates), print a generation prompt (prompt), capture or check traces of the real "
-        "systems (traces), and bless, compare, merge or render leaderboards (leaderboard). Scoring itself "
+        "systems (traces), repair a spec's mechanical faults (repair), and bless, compare, merge or render "
+        "leaderboards (leaderboard). Scoring itself "
         "runs under pytest: pytest benchmarks."))
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("doctor", help="say which Java and jar are used and whether a check runs").set_defaults(run=doctor)
@@ -346,6 +385,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     show.add_argument("--method", default=DEFAULT_METHOD, choices=METHODS, help=f"generation method (default: {DEFAULT_METHOD})")
     show.add_argument("--traces", default="data/traces", help="trace folder, for --method traces")
     show.set_defaults(run=prompt)
+    mend = commands.add_parser("repair", help="repair a spec's mechanical faults (P1/P2), with a manifest and a diff")
+    mend.add_argument("task")
+    mend.add_argument("spec", help="the spec's .tla file (its .cfg beside it is used, if any)")
+    mend.add_argument("--cfg", help="the spec's cfg, if not beside it")
+    mend.add_argument("--out", help="where the repaired spec, repair_manifest.json and repair.diff go "
+                                    "(default: repaired/ beside the spec)")
+    mend.add_argument("--tasks", default="tasks", help="task folder (default: ./tasks)")
+    mend.add_argument("--traces", default="data/traces", help="trace folder (P2's coverage reads it)")
+    mend.set_defaults(run=repair)
     traces = commands.add_parser("traces", help="capture or check traces of the real systems")
     traces_commands = traces.add_subparsers(dest="traces_command", required=True)
     for name, run, text in (("capture", traces_capture, "build the task's harness and capture traces"),

@@ -222,6 +222,21 @@ def test_printed_protocol_text_cannot_forge_a_reply(runner: ToolRunner, tmp_path
     assert runner.driver_pid == pid
 
 
+def test_sanys_semantic_tree_is_exported_as_xml_in_either_mode(runner: ToolRunner, tmp_path: Path) -> None:
+    from pytest_sysmobench.tla.tree import read_tree, xml_part
+
+    spec = write(tmp_path, "Counter", COUNTER)
+    run = runner.sany_xml(spec, "Counter")
+    xml = xml_part(run.output)
+    assert run.exit_code == 0 and xml is not None, run.output[-2000:]
+    tree = read_tree(xml)
+    assert (tree.module, tree.variables, tree.constants) == ("Counter", ("x",), ())
+    assert set(tree.definitions) == {"Init", "Next", "Small"} and tree.definitions["Next"].level == 2
+    assert tree.actions()["<inline 1>"].writes == {"x"}
+    broken = runner.sany_xml(write(tmp_path / "broken", "Counter", COUNTER.replace("x + 1", "x + ")), "Counter")
+    assert broken.exit_code != 0 and xml_part(broken.output) is None
+
+
 def test_a_long_run_goes_to_a_jvm_of_its_own_with_the_same_verdict(jar: Path, tmp_path: Path) -> None:
     """P4's explorations run in a second driver tuned for long runs (C2 as well as C1); the
     verdict is the same, the short-job driver is left alone, and closing the runner ends both."""

@@ -147,7 +147,7 @@ class Toolchain:
 
         def counted() -> RawRun:
             with self._lock:
-                self.runs[tool] += 1
+                self.runs[tool] = self.runs.get(tool, 0) + 1
             return compute()
 
         # Only a finished run is a fact about the spec.  A run that a time limit (or, says the
@@ -183,6 +183,21 @@ class Toolchain:
             {"module": module, "args": [], "timeout_s": limit},
         )
         return SanyRun(raw, classify_sany(raw.output), cached)
+
+    def sany_xml(self, workdir: Path, files: Mapping[str, str], module: str, timeout_s: float = 60.0) -> RawRun:
+        """SANY's semantic tree of a module as XML (``tla.tree`` reads it); cached like SANY."""
+        limit = self._limit(timeout_s)
+        self._materialize(workdir, files)
+        key = self._key("xml", files, module, (), timeout_s)
+        raw, _ = self._run(
+            "xml",
+            key,
+            lambda: self.runner.sany_xml(workdir, module, library_dirs=[LIBRARY_DIR], timeout_s=limit),
+            workdir,
+            f"{module}.xml.log",
+            {"module": module, "args": [], "timeout_s": limit},
+        )
+        return raw
 
     def harness_sound(self, workdir: Path) -> bool:
         """Whether the runner still checks a known-good spec correctly (never cached)."""

@@ -92,6 +92,12 @@ def to_ascii(text: str) -> tuple[str, int]:
 # -- where strings and comments are -------------------------------------------------------------
 
 
+def protected_mask(text: str) -> bytearray:
+    """One byte per character of ``text``: 1 inside a string or a comment (which no token-level
+    rewrite may touch), else 0."""
+    return _regions(text).mask
+
+
 @dataclass
 class _Regions:
     """Spans of the text no substitution may touch; ``comments`` are the ones that are not tokens."""

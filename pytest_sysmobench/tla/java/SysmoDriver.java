@@ -24,6 +24,8 @@ import java.util.concurrent.LinkedBlockingQueue;
 import tla2sany.drivers.FrontEndException;
 import tla2sany.drivers.SANY;
 import tla2sany.modanalyzer.SpecObj;
+import tla2sany.xml.XMLExporter;
+import tla2sany.xml.XMLExportingException;
 import util.NamedInputStream;
 import util.FileUtil;
 import util.SimpleFilenameToStream;
@@ -33,7 +35,7 @@ import util.ToolIO;
  * Long-lived JVM that runs SANY and TLC jobs so each check costs milliseconds instead of a JVM start.
  *
  * Protocol (one line per message, every field percent-encoded UTF-8, separated by single spaces):
- *   in:  JOB id tool outFile stopAfterSecs nDirs dir... file nArgs arg...     (tool = sany | tlc)
+ *   in:  JOB id tool outFile stopAfterSecs nDirs dir... file nArgs arg...     (tool = sany | tlc | xml)
  *   in:  QUIT
  *   out: READY
  *   out: DONE id rc ms
@@ -145,6 +147,9 @@ public final class SysmoDriver {
             if (job.tool.equals("sany")) {
                 return runSany(job, out);
             }
+            if (job.tool.equals("xml")) {
+                return runXml(job);
+            }
             return runTlc(job, out);
         } catch (Throwable t) {
             t.printStackTrace(out);
@@ -182,6 +187,29 @@ public final class SysmoDriver {
                 && spec.getSemanticErrors().isSuccess()
                 && (spec.getGlobalContextErrors() == null || spec.getGlobalContextErrors().isSuccess());
         return clean ? 0 : 255;
+    }
+
+    /**
+     * SANY's semantic tree as XML (the jar's exporter, offline: no schema fetched), for reading a
+     * spec's definitions, actions and variables as SANY resolved them. Shares the loader as SANY does.
+     */
+    private static int runXml(Job job) {
+        String[] args = new String[2 + 2 * (job.dirs.length - 1)];
+        int k = 0;
+        args[k++] = "-o";
+        for (int i = 1; i < job.dirs.length; i++) {  // dirs[0] is the spec's own directory
+            args[k++] = "-I";
+            args[k++] = job.dirs[i];
+        }
+        args[k] = job.file;
+        ToolIO.reset();
+        try {
+            XMLExporter.main(args);
+        } catch (XMLExportingException | RuntimeException e) {
+            System.err.println("SYSMO_XML_FAILED " + e);
+            return 255;
+        }
+        return 0;
     }
 
     /** TLC gets a fresh class loader per job: its static state is not safe to reuse (reference section 4). */
@@ -276,7 +304,7 @@ public final class SysmoDriver {
                 throw new IllegalArgumentException("malformed request");
             }
             String tool = f[2];
-            if (!tool.equals("sany") && !tool.equals("tlc")) {
+            if (!tool.equals("sany") && !tool.equals("tlc") && !tool.equals("xml")) {
                 throw new IllegalArgumentException("unknown tool " + tool);
             }
             int pos = 5;

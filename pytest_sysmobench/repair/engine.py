@@ -1,0 +1,191 @@
+"""Mechanical repair: the rules applied in rounds, each round judged by the benchmark's own P1 and
+P2, until the spec is usable (what P3 and P4 need) or no rule applies.
+
+The original's repair is a coding agent following a guide, and nothing checks that its edits kept
+the model's meaning.  Here a program makes only the edits a rule allows, from the tools' own
+messages, the same on every machine; every repaired spec is then judged against the spec as
+written on SANY's reading of both (``intent``), and a repair that changed what the spec models
+is refused, whatever rule it cites.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from ..phases._context import CellContext
+from ..phases.runtime import check_runtime
+from ..phases.syntax import check_syntax
+from ..scoring import PhaseResult
+from ..sources import Candidate
+from ..tasks import Task
+from ..tla.toolchain import Toolchain
+from ..tla.tree import SpecTree, TreeError, exported_names, read_tree, xml_part
+from .intent import Intent, judge
+from .rules import (STANDARD_MODULES, Edit, Fix, Problem, case_mismatch, missing_extends, missing_unchanged, module_name,
+                    python_isms)
+
+#: How many rounds of rules a repair may take before it gives up.
+MAX_ROUNDS = 6
+#: Edits per status, as the original's board counts them (one edit = one rule on one definition).
+MINOR, MODERATE = 3, 10
+#: Bumped when a rule is added or changed: the repair of a spec is cached by it.
+RULES_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Repair:
+    """What the repair of one spec did, and what it left."""
+
+    status: str
+    reason: str
+    spec: str
+    edits: tuple[Edit, ...]
+    rounds: int
+    usable: bool
+    intent: Intent | None
+    before: tuple[PhaseResult, ...]
+    after: tuple[PhaseResult, ...]
+
+    @property
+    def repaired(self) -> bool:
+        return self.status in ("minor", "moderate", "heavy")
+
+    def manifest(self) -> dict[str, Any]:
+        """Everything a reviewer needs to audit the repair (a superset of the original's)."""
+        return {
+            "schema": 1, "rules_version": RULES_VERSION, "applied": bool(self.edits), "status": self.status,
+            "reason": self.reason, "edit_count": len(self.edits), "rounds": self.rounds, "usable": self.usable,
+            "p1_passed": _passed(self.after, "syntax"), "p2_passed": _usable(self.after, "runtime"),
+            "repairer": {"mechanical": True, "model": None},
+            "ops": [e.to_json() for e in self.edits],
+            "intent": self.intent.to_json() if self.intent is not None else None,
+            "before": {r.phase: {"status": r.status.value, "score": r.score, "reason": r.reason} for r in self.before},
+            "after": {r.phase: {"status": r.status.value, "score": r.score, "reason": r.reason} for r in self.after},
+        }
+
+
+def _passed(results: tuple[PhaseResult, ...], phase: str) -> bool:
+    return any(r.phase == phase and r.usable for r in results)
+
+
+def _usable(results: tuple[PhaseResult, ...], phase: str) -> bool:
+    return _passed(results, phase)
+
+
+def status_of(edits: int) -> str:
+    return "none" if edits == 0 else "minor" if edits <= MINOR else "moderate" if edits <= MODERATE else "heavy"
+
+
+class Repairer:
+    """Repairs candidates of one task with one toolchain; ``run_dir`` keeps every round's logs."""
+
+    def __init__(self, toolchain: Toolchain, task: Task, traces_dir: Path, run_dir: Path) -> None:
+        self.toolchain = toolchain
+        self.task = task
+        self.traces_dir = traces_dir
+        self.run_dir = run_dir
+
+    def repair(self, candidate: Candidate) -> Repair:
+        if candidate.tla is None:
+            return Repair("unrepairable", f"no spec to repair: {candidate.problem or 'none'}", "", (), 0, False,
+                          None, (), ())
+        original = candidate
+        before = self._gate(candidate, "before")
+        if all(r.usable for r in before) and len(before) == 2:
+            return Repair("none", "usable as written: nothing to repair", candidate.tla, (), 0, True, None, before,
+                          before)
+        first_tree = self.tree(candidate, "before")
+        edits: list[Edit] = []
+        seen = {candidate.tla}
+        results = before
+        for round_ in range(1, MAX_ROUNDS + 1):
+            fix = self._fix(candidate, results, round_)
+            if fix is None:
+                return self._finish(original, candidate, edits, round_ - 1, results, before, first_tree,
+                                    f"no rule applies: {_first_failure(results)}")
+            if fix.text in seen:
+                return self._finish(original, candidate, edits, round_, results, before, first_tree,
+                                    f"a rule repeated itself without progress ({fix.edits[0].rule})")
+            seen.add(fix.text)
+            edits += fix.edits
+            candidate = dataclasses.replace(candidate, tla=fix.text)
+            results = self._gate(candidate, f"round-{round_}")
+            if len(results) == 2 and all(r.usable for r in results):
+                return self._finish(original, candidate, edits, round_, results, before, first_tree, "")
+        return self._finish(original, candidate, edits, MAX_ROUNDS, results, before, first_tree,
+                            f"still not usable after {MAX_ROUNDS} rounds: {_first_failure(results)}")
+
+    def _finish(self, original: Candidate, candidate: Candidate, edits: list[Edit], rounds: int,
+                results: tuple[PhaseResult, ...], before: tuple[PhaseResult, ...], first: SpecTree | None,
+                problem: str) -> Repair:
+        usable = len(results) == 2 and all(r.usable for r in results)
+        if not usable:
+            return Repair("unrepairable", problem, candidate.tla or "", tuple(edits), rounds, False, None, before,
+                          results)
+        last = self.tree(candidate, "after")
+        if last is None:
+            return Repair("unrepairable", "the repaired spec has no semantic tree to check its intent on",
+                          candidate.tla or "", tuple(edits), rounds, False, None, before, results)
+        intent = judge(first, last, edits, self._next_name(original))
+        if not intent.kept:
+            return Repair("unrepairable", f"refused: {intent.violations[0]}", candidate.tla or "", tuple(edits),
+                          rounds, False, intent, before, results)
+        return Repair(status_of(len(edits)), f"usable after {len(edits)} edit(s)", candidate.tla or "",
+                      tuple(edits), rounds, True, intent, before, results)
+
+    def _next_name(self, candidate: Candidate) -> str:
+        return self._context(candidate, "intent").next_action() or "Next"
+
+    def _context(self, candidate: Candidate, stage: str) -> CellContext:
+        return CellContext(self.task, candidate, self.toolchain, self.run_dir / stage, self.traces_dir)
+
+    def _gate(self, candidate: Candidate, stage: str) -> tuple[PhaseResult, ...]:
+        """P1, then P2 if P1 passed: the benchmark's own gate before P3 and P4."""
+        ctx = self._context(candidate, stage)
+        syntax = check_syntax(ctx)
+        if not syntax.usable:
+            return (syntax,)
+        return (syntax, check_runtime(ctx))
+
+    def tree(self, candidate: Candidate, stage: str) -> SpecTree | None:
+        ctx = self._context(candidate, stage)
+        raw = self.toolchain.sany_xml(ctx.job_dir("tree"), ctx.spec_files(), ctx.module)
+        xml = xml_part(raw.output) if raw.exit_code == 0 else None
+        if xml is None:
+            return None
+        try:
+            return read_tree(xml)
+        except TreeError:
+            return None
+
+    def _fix(self, candidate: Candidate, results: tuple[PhaseResult, ...], round_: int) -> Fix | None:
+        ctx = self._context(candidate, f"round-{round_}-rules")
+        text = candidate.tla or ""
+        if not results[0].usable:
+            sany = self.toolchain.sany(ctx.job_dir("sany"), ctx.spec_files(), ctx.module).result
+            problem = Problem(self.task.module, sany=sany)
+            names = self.standard_names()
+            rules: list[Callable[[str, Problem], Fix | None]] = [module_name, python_isms, missing_extends(names),
+                                                                  case_mismatch(names)]
+        else:
+            problem = Problem(self.task.module, runtime=results[1].reason, tree=self.tree(candidate, f"round-{round_}"))
+            rules = [missing_unchanged]
+        return next((fix for rule in rules for fix in [rule(text, problem)] if fix is not None), None)
+
+    @functools.cache
+    def standard_names(self) -> dict[str, frozenset[str]]:
+        """Which standard module defines which operator, as SANY reads them (not a table by hand)."""
+        body = f"---- MODULE SysmoStandard ----\nEXTENDS {', '.join(STANDARD_MODULES)}\n====\n"
+        raw = self.toolchain.sany_xml(self.run_dir / "standard-modules", {"SysmoStandard.tla": body}, "SysmoStandard")
+        xml = xml_part(raw.output)
+        return exported_names(xml) if xml else {}
+
+
+def _first_failure(results: tuple[PhaseResult, ...]) -> str:
+    failing = next((r for r in results if not r.usable), None)
+    return f"{failing.phase}: {failing.reason.splitlines()[0] if failing.reason else failing.status.value}" \
+        if failing else "the spec is usable"

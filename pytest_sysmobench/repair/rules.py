@@ -1,0 +1,278 @@
+"""The repairs a program can make from a spec's text and the tools' own messages.
+
+Each rule is one of the allowed edits of the original benchmark's repair guide (its ids kept, so
+repairs compare across the two): it fires on a typed SANY or TLC message, rewrites tokens (never
+inside strings or comments), and says which definitions it changed and what a checker must find
+true of the change.  A rule never adds or removes an action, changes a guard, changes what an
+action writes, or touches the variables: those are the forbidden edits, and ``intent`` rejects a
+repair that made one, whatever rule it cites.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from ..tla import modules
+from ..tla.sany import SanyResult, unknown_operators
+from ..tla.tree import SpecTree
+from ..tla.unicode import protected_mask
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One edit of a repair: a rule applied to one definition (or to the module's header)."""
+
+    rule: str
+    definition: str | None
+    location: str
+    summary: str
+    #: What the intent check must find: ``none`` (no definition's meaning changed), or
+    #: ``unchanged-added`` (the definition is its old body and UNCHANGED of the named variables).
+    check: str
+    variables: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {"rule": self.rule, "definition": self.definition, "location": self.location,
+                                   "summary": self.summary, "check": self.check}
+        if self.variables:
+            data["variables"] = list(self.variables)
+        return data
+
+
+@dataclass(frozen=True)
+class Fix:
+    text: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What the tools said about the spec as it stands."""
+
+    module: str
+    sany: SanyResult | None = None
+    #: TLC's reason, when SANY accepted the spec and the runtime check failed.
+    runtime: str = ""
+    tree: SpecTree | None = None
+
+
+# -- A16: Python-isms ---------------------------------------------------------------------------
+
+#: Tokens from other languages, and the TLA+ they mean.  ``true``/``false`` only where the spec
+#: declares and defines no such name.
+PYTHON_ISMS: dict[str, str] = {"!=": "#", "&&": "/\\", "||": "\\/", "True": "TRUE", "true": "TRUE",
+                               "False": "FALSE", "false": "FALSE"}
+_PYTHON_TOKEN = re.compile(r"!=|&&|\|\||\b(?:[Tt]rue|[Ff]alse)\b")
+
+
+def python_isms(text: str, problem: Problem) -> Fix | None:
+    if problem.sany is None or problem.sany.ok:
+        return None
+    mask = protected_mask(text)
+    named = _declared_or_defined(text)
+    hits = [m for m in _PYTHON_TOKEN.finditer(text) if not mask[m.start()] and m.group() not in named]
+    if not hits:
+        return None
+    out, last, touched = [], 0, {}
+    for match in hits:
+        out += [text[last:match.start()], PYTHON_ISMS[match.group()]]
+        last = match.end()
+        line = text.count("\n", 0, match.start()) + 1
+        where = modules.definition_at(text, line) or "(module)"
+        touched.setdefault(where, []).append(f"{match.group()} -> {PYTHON_ISMS[match.group()]} (line {line})")
+    out.append(text[last:])
+    edits = tuple(Edit("A16", None if where == "(module)" else where, ", ".join(t.split("(")[-1].rstrip(")")
+                                                                               for t in found[:3]),
+                       f"{len(found)} token(s) from another language read as TLA+: "
+                       f"{'; '.join(t.split(' (')[0] for t in found[:4])}", "tokens")
+                  for where, found in touched.items())
+    return Fix("".join(out), edits)
+
+
+def _declared_or_defined(text: str) -> set[str]:
+    constants, variables = modules.declared(text)
+    return {*constants, *variables, *(u.name for u in modules.top_level_units(text))}
+
+
+# -- A7: the module's name ----------------------------------------------------------------------
+
+
+def module_name(text: str, problem: Problem) -> Fix | None:
+    spans = modules.module_spans(text)
+    if not spans or spans[0].name == problem.module:
+        return None
+    renamed = re.sub(rf"^([ \t]*-{{4,}}[ \t]*MODULE[ \t]+){re.escape(spans[0].name)}(?=[ \t]*-{{4,}})",
+                     lambda m: m.group(1) + problem.module, text, count=1, flags=re.MULTILINE)
+    if renamed == text:
+        return None
+    return Fix(renamed, (Edit("A7", None, "line 1", f"module {spans[0].name} renamed {problem.module}, as its "
+                                                     "file must be named", "none"),))
+
+
+# -- A1: a missing EXTENDS ----------------------------------------------------------------------
+
+#: Standard modules, in the order a name found in several is taken from (Integers extends
+#: Naturals: ``+`` comes from Naturals unless only Integers has it, as ``Int`` does).
+STANDARD_MODULES = ("Naturals", "Integers", "Sequences", "FiniteSets", "TLC", "Bags", "Reals")
+_INFIX = re.compile(r"(?:Could not find declaration or definition of symbol|Couldn't resolve infix operator symbol)"
+                    r" [`'](\S+?)'")
+
+
+def missing_extends(exported: Mapping[str, frozenset[str]]) -> Callable[[str, Problem], Fix | None]:
+    """A1, with ``exported`` saying which standard module defines which name."""
+
+    def rule(text: str, problem: Problem) -> Fix | None:
+        if problem.sany is None or problem.sany.ok:
+            return None
+        wanted = unknown_operators(problem.sany)
+        wanted += [m.group(1) for e in problem.sany.errors for m in [_INFIX.search(e.message)] if m]
+        have = set(modules.extends(text))
+        adds: dict[str, list[str]] = {}
+        for name in wanted:
+            home = next((m for m in STANDARD_MODULES if name in exported.get(m, ())), None)
+            if home is not None and home not in have:
+                adds.setdefault(home, []).append(name)
+        if not adds:
+            return None
+        extended = _extend(text, list(adds))
+        if extended is None:
+            return None
+        summary = "; ".join(f"EXTENDS {m} (unknown: {', '.join(names)})" for m, names in adds.items())
+        return Fix(extended, (Edit("A1", None, "EXTENDS", summary, "none"),))
+
+    return rule
+
+
+_EXTENDS_LINE = re.compile(r"^([ \t]*EXTENDS[ \t]+)", re.MULTILINE)
+_HEADER = re.compile(r"^[ \t]*-{4,}[ \t]*MODULE[ \t]+\S+[ \t]*-{4,}[^\n]*\n", re.MULTILINE)
+
+
+def _extend(text: str, names: list[str]) -> str | None:
+    mask = protected_mask(text)
+    found = next((m for m in _EXTENDS_LINE.finditer(text) if not mask[m.start(1) + len(m.group(1)) - 1]), None)
+    if found is not None:
+        return text[:found.end()] + ", ".join(names) + ", " + text[found.end():]
+    header = _HEADER.search(text)
+    if header is None:
+        return None
+    return text[:header.end()] + f"EXTENDS {', '.join(names)}\n" + text[header.end():]
+
+
+# -- A6: a name written in another case ---------------------------------------------------------
+
+
+def case_mismatch(exported: Mapping[str, frozenset[str]]) -> Callable[[str, Problem], Fix | None]:
+    """A6, for case only: an unknown name that exactly one name in scope (the spec's own, or a
+    standard module's) matches but for case is that name, written wrong."""
+
+    def rule(text: str, problem: Problem) -> Fix | None:
+        if problem.sany is None or problem.sany.ok:
+            return None
+        known = _declared_or_defined(text) | {n for names in exported.values() for n in names}
+        for name in unknown_operators(problem.sany):
+            matches = sorted(k for k in known if k.lower() == name.lower() and k != name)
+            if len(matches) != 1:
+                continue
+            fixed, places = _rename(text, name, matches[0])
+            if not places:
+                continue
+            return Fix(fixed, tuple(Edit("A6", None if where == "(module)" else where, f"{count} place(s)", f"{name} -> {matches[0]} (the only name "
+                                         "in scope that differs only in case)", "tokens")
+                                    for where, count in places.items()))
+        return None
+
+    return rule
+
+
+def _rename(text: str, old: str, new: str) -> tuple[str, dict[str, int]]:
+    """Every token ``old`` outside strings and comments renamed ``new``; per definition, how many."""
+    mask = protected_mask(text)
+    out, last, places = [], 0, {}
+    for match in re.finditer(rf"(?<![A-Za-z0-9_]){re.escape(old)}(?![A-Za-z0-9_])", text):
+        if mask[match.start()]:
+            continue
+        out += [text[last:match.start()], new]
+        last = match.end()
+        where = modules.definition_at(text, text.count("\n", 0, match.start()) + 1) or "(module)"
+        places[where] = places.get(where, 0) + 1
+    out.append(text[last:])
+    return "".join(out), places
+
+
+# -- A15: a variable an action leaves unassigned ------------------------------------------------
+
+_NOT_SPECIFIED = re.compile(r"not completely specified by (?:action (\w+) of the next-state relation|the next-state "
+                            r"action)\. The following variables? (?:is|are) not assigned: ([\w, ]+)\.")
+
+
+def missing_unchanged(text: str, problem: Problem) -> Fix | None:
+    match = _NOT_SPECIFIED.search(problem.runtime)
+    tree = problem.tree
+    if match is None or tree is None:
+        return None
+    named = match.group(1)
+    if named is None:  # a single action: TLC names none
+        actions = [a for a in tree.actions() if not a.startswith("<")]
+        named = actions[0] if len(actions) == 1 else "Next"
+    variables = tuple(v.strip() for v in match.group(2).split(",") if v.strip())
+    action = tree.actions().get(named)
+    if named not in tree.definitions or (action is not None and set(variables) & action.writes):
+        return None  # a variable the action primes somewhere is a modelling question, not a mechanical one
+    rewritten = _and_unchanged(text, named, variables)
+    if rewritten is None:
+        return None
+    listed = ", ".join(variables)
+    return Fix(rewritten, (Edit("A15", named, named, f"UNCHANGED <<{listed}>> (TLC: not assigned in {named})",
+                                "unchanged-added", variables),))
+
+
+_DEFINITION_HEAD = r"^{name}\b[^\n=]*?=="
+
+
+def _and_unchanged(text: str, name: str, variables: tuple[str, ...]) -> str | None:
+    """``name``'s body conjoined with UNCHANGED of ``variables``: one more bullet when the body is a
+    conjunction list, else ``name == (body) /\\ UNCHANGED v``."""
+    mask = protected_mask(text)
+    head = next((m for m in re.finditer(_DEFINITION_HEAD.format(name=re.escape(name)), text, re.MULTILINE)
+                 if not mask[m.start()]), None)
+    if head is None:
+        return None
+    end = _definition_end(text, head.end())
+    body = _without_trailing_comments(text, head.end(), end, mask)
+    stop = head.end() + len(body)
+    unchanged = f"UNCHANGED {variables[0]}" if len(variables) == 1 else f"UNCHANGED <<{', '.join(variables)}>>"
+    bullet = re.match(r"[ \t]*\n([ \t]+)/\\", body)
+    if bullet is not None:
+        return f"{text[:stop]}\n{bullet.group(1)}/\\ {unchanged}{text[stop:]}"
+    return f"{text[:head.end()]} ({body}\n    ) /\\ {unchanged}{text[stop:]}"
+
+
+def _without_trailing_comments(text: str, start: int, end: int, mask: bytearray) -> str:
+    """The definition's text without the blank and comment-only lines that end it (they belong to
+    what follows, such as the next definition's comment)."""
+    lines = text[start:end].split("\n")
+    offset = start + sum(len(line) + 1 for line in lines[:-1])
+    while len(lines) > 1:
+        last = lines[-1]
+        if any(not ch.isspace() and not mask[offset + i] for i, ch in enumerate(last)):
+            break
+        lines.pop()
+        offset -= len(lines[-1]) + 1
+    return "\n".join(lines).rstrip()
+
+
+def _definition_end(text: str, start: int) -> int:
+    """Where the definition that starts before ``start`` ends: the next line that starts in
+    column 0 (another definition, a keyword, the module's end), outside comments."""
+    mask = protected_mask(text)
+    at = start
+    while True:
+        newline = text.find("\n", at)
+        if newline < 0:
+            return len(text)
+        following = newline + 1
+        if following < len(text) and text[following] not in " \t\n" and not mask[following]:
+            return newline
+        at = following

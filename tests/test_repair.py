@@ -1,0 +1,162 @@
+"""Mechanical spec repair, with real SANY and TLC: each allowed edit a program can make repairs a
+reference broken in that one way back to a spec SANY reads exactly as the reference, and no edit
+that changes what a spec models passes the intent check (every seeded mutant is refused)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_sysmobench import Task, load_tasks
+from pytest_sysmobench.repair import Edit, Repairer, judge
+from pytest_sysmobench.session import Scorer
+from pytest_sysmobench.sources import Candidate, MutantSource, ReferenceSource
+
+ROOT = Path(__file__).resolve().parents[1]
+TRACES = ROOT / "data" / "traces"
+TASKS = {t.name: t for t in load_tasks(ROOT / "tasks").tasks}
+
+
+@pytest.fixture(scope="module")
+def scorer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scorer]:
+    with Scorer(tmp_path_factory.mktemp("repair"), traces_dir=TRACES) as scorer:
+        yield scorer
+
+
+def _candidate(scorer: Scorer, task: Task, source: object) -> Candidate:
+    return scorer.cell(task, source).candidate()  # type: ignore[arg-type]
+
+
+def _repairer(scorer: Scorer, task: Task, tmp_path: Path) -> Repairer:
+    return Repairer(scorer.toolchain(), task, TRACES, tmp_path / "repair")
+
+
+#: (task, the rule that must repair it, the breakage: (reference text, broken text) pairs)
+BREAKAGES = [
+    ("spin", "A16", [("/\\ lock = FALSE\n    /\\ lock' = TRUE", "/\\ lock = false\n    /\\ lock' = True"),
+                     ("/\\ lock = TRUE\n    /\\ UNCHANGED vars", "/\\ lock = true\n    /\\ UNCHANGED vars")]),
+    ("dqueue", "A16", [("Init /\\ [][Next]_vars /\\ WF_vars(Produce)", "Init && [][Next]_vars && WF_vars(Produce)")]),
+    ("spin", "A7", [("MODULE Spin ", "MODULE spin_lock ")]),
+    ("ringbuffer", "A1", [("EXTENDS Naturals\n", "")]),
+    ("mutex", "A6", [("\\E w \\in Threads \\ {t} : HandOff(t, w)", "\\E w \\in Threads \\ {t} : Handoff(t, w)")]),
+    ("spin", "A15", [("    /\\ UNCHANGED callType\n", "")]),
+]
+
+
+@pytest.mark.parametrize(("task_name", "rule", "breakage"), BREAKAGES, ids=[f"{t}-{r}" for t, r, _ in BREAKAGES])
+def test_a_reference_broken_one_way_repairs_back_to_the_reference(scorer: Scorer, tmp_path: Path, task_name: str,
+                                                                  rule: str, breakage: list[tuple[str, str]]) -> None:
+    task = TASKS[task_name]
+    reference = _candidate(scorer, task, ReferenceSource())
+    broken = reference.tla or ""
+    for old, new in breakage:
+        assert old in broken, old
+        broken = broken.replace(old, new, 1)
+    repairer = _repairer(scorer, task, tmp_path)
+    repair = repairer.repair(dataclasses.replace(reference, tla=broken))
+    assert repair.status == "minor" and repair.usable, repair.reason
+    assert {e.rule for e in repair.edits} == {rule}, repair.manifest()["ops"]
+    assert [r.phase for r in repair.before if not r.usable], "the breakage must make the spec unusable"
+    repaired = repairer.tree(dataclasses.replace(reference, tla=repair.spec), "repaired")
+    original = repairer.tree(reference, "reference")
+    assert repaired is not None and original is not None
+    assert repaired.definitions == original.definitions and repaired.variables == original.variables
+    manifest = repair.manifest()
+    assert manifest["p1_passed"] and manifest["p2_passed"] and manifest["edit_count"] == len(repair.edits)
+    if rule == "A15":  # the spec parsed before: its reading was compared, and one definition changed
+        assert manifest["intent"]["violations"] == [] and manifest["intent"]["changed_definitions"] == ["Acquire"]
+
+
+def test_a_usable_spec_is_left_as_it_is(scorer: Scorer, tmp_path: Path) -> None:
+    reference = _candidate(scorer, TASKS["spin"], ReferenceSource())
+    repair = _repairer(scorer, TASKS["spin"], tmp_path).repair(reference)
+    assert (repair.status, repair.edits, repair.spec) == ("none", (), reference.tla)
+
+
+def test_a_spec_that_needs_an_action_it_lacks_is_unrepairable(scorer: Scorer, tmp_path: Path) -> None:
+    task = TASKS["spin"]
+    reference = _candidate(scorer, task, ReferenceSource())
+    broken = (reference.tla or "").replace("        \\/ Unlock(t)", "        \\/ Unlock(t)\n        \\/ Release(t)")
+    repair = _repairer(scorer, task, tmp_path).repair(dataclasses.replace(reference, tla=broken))
+    assert repair.status == "unrepairable" and not repair.usable
+    assert "no rule applies" in repair.reason and "Release" in repair.reason
+
+
+def test_every_seeded_mutant_offered_as_a_repair_of_its_reference_is_refused(scorer: Scorer, tmp_path: Path) -> None:
+    """A mutant changes what the spec models (a guard, an effect, a template's premise): on
+    SANY's reading it must show as a forbidden change, whatever it is."""
+    missed, checked = [], 0
+    for task in TASKS.values():
+        repairer = _repairer(scorer, task, tmp_path / task.name)
+        reference = _candidate(scorer, task, ReferenceSource())
+        before = repairer.tree(reference, "reference")
+        assert before is not None
+        for mutant in [m for m in task.mutants if m.phase != "syntax"]:
+            after = repairer.tree(_candidate(scorer, task, MutantSource(mutant.name)), f"mutant-{mutant.name}")
+            assert after is not None, mutant.name
+            checked += 1
+            if judge(before, after, ()).kept:
+                missed.append(f"{task.name}/{mutant.name}")
+    assert checked >= 90 and missed == []
+
+
+def test_a_syntax_mutant_is_repaired_back_to_its_reference_or_not_at_all(scorer: Scorer, tmp_path: Path) -> None:
+    outcomes = {}
+    for task in TASKS.values():
+        repairer = _repairer(scorer, task, tmp_path / task.name)
+        reference = repairer.tree(_candidate(scorer, task, ReferenceSource()), "reference")
+        for mutant in [m for m in task.mutants if m.phase == "syntax"]:
+            candidate = _candidate(scorer, task, MutantSource(mutant.name))
+            repair = repairer.repair(candidate)
+            if repair.usable:
+                repaired = repairer.tree(dataclasses.replace(candidate, tla=repair.spec), f"repaired-{mutant.name}")
+                assert repaired is not None and reference is not None
+                assert repaired.definitions == reference.definitions, mutant.name
+            outcomes[f"{task.name}/{mutant.name}"] = repair.status
+    assert outcomes["mutex/unknown-operator"] == "minor"  # Handoff for HandOff: A6
+    assert outcomes["spin/unknown-operator"] == "unrepairable"  # Release(t) is an action nobody wrote
+
+
+def test_an_edit_that_cites_a_rule_but_changes_a_guard_is_refused(scorer: Scorer, tmp_path: Path) -> None:
+    task = TASKS["spin"]
+    repairer = _repairer(scorer, task, tmp_path)
+    reference = _candidate(scorer, task, ReferenceSource())
+    text = reference.tla or ""
+    without = text.replace("    /\\ UNCHANGED callType\n", "", 1)
+    honest = text
+    dishonest = text.replace("    /\\ pc[t] = \"spin\"\n    /\\ lock = FALSE\n", "    /\\ pc[t] = \"spin\"\n", 1)
+    before = repairer.tree(dataclasses.replace(reference, tla=without), "broken")
+    edit = Edit("A15", "Acquire", "Acquire", "UNCHANGED callType", "unchanged-added", ("callType",))
+    assert before is not None
+    kept = judge(before, repairer.tree(dataclasses.replace(reference, tla=honest), "honest"), [edit])  # type: ignore[arg-type]
+    refused = judge(before, repairer.tree(dataclasses.replace(reference, tla=dishonest), "dishonest"), [edit])  # type: ignore[arg-type]
+    assert kept.kept and kept.changed == ("Acquire",)
+    assert not refused.kept and "Acquire" in refused.violations[0]
+
+
+def test_the_repair_command_writes_the_spec_its_manifest_and_its_diff(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from pytest_sysmobench.cli import main
+
+    reference = (ROOT / "tasks" / "spin" / "reference" / "Spin.tla").read_text()
+    spec = tmp_path / "mine" / "Spin.tla"
+    spec.parent.mkdir()
+    spec.write_text(reference.replace("    /\\ UNCHANGED callType\n", "", 1))
+    (tmp_path / "mine" / "Spin.cfg").write_text((ROOT / "tasks" / "spin" / "reference" / "Spin.cfg").read_text())
+    args = ["repair", "spin", str(spec), "--tasks", str(ROOT / "tasks"), "--traces", str(TRACES)]
+    assert main([*args, "--out", str(tmp_path / "out")]) == 0
+    assert "spin: minor (1 edit(s))" in capsys.readouterr().out
+    assert (tmp_path / "out" / "Spin.tla").read_text() == reference
+    manifest = json.loads((tmp_path / "out" / "repair_manifest.json").read_text())
+    assert manifest["status"] == "minor" and [op["rule"] for op in manifest["ops"]] == ["A15"]
+    assert "+    /\\ UNCHANGED callType" in (tmp_path / "out" / "repair.diff").read_text()
+    spec.write_text(reference.replace("        \\/ Unlock(t)", "        \\/ Unlock(t)\n        \\/ Release(t)"))
+    assert main([*args, "--out", str(tmp_path / "out2")]) == 1
+    assert "unrepairable" in capsys.readouterr().out
+    assert main(["repair", "spni", str(spec), "--tasks", str(ROOT / "tasks")]) == 4
+    assert "did you mean 'spin'" in capsys.readouterr().err
