@@ -20,6 +20,9 @@
    repeated values named once and long lines wrapped, against every state written in full on
    lines thousands of characters long; P4 of the records raftkvs spec with each mapped
    variable read once per template, against the mapping evaluated at every occurrence.
+9. Mechanical repair, per cell: references broken in one way each (a Python-ism, a missing
+   EXTENDS, a name in the wrong case, an action that leaves a variable unassigned) repaired
+   cold, and again with the verdict cache: seconds and SANY/TLC/XML runs.
 
     python perf/bench.py --only 7     # one part
 """
@@ -27,6 +30,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import subprocess
@@ -283,10 +287,45 @@ def compact_modules(work: Path) -> None:
               f"{plain[0] / compact[0]:5.2f}x")
 
 
+#: (task, rule, reference text, broken text): one mechanical defect each.
+REPAIRS = (
+    ("spin", "A16", "/\\ lock = FALSE\n    /\\ lock' = TRUE", "/\\ lock = false\n    /\\ lock' = True"),
+    ("ringbuffer", "A1", "EXTENDS Naturals\n", ""),
+    ("mutex", "A6", ": HandOff(t, w)", ": Handoff(t, w)"),
+    ("spin", "A15", "    /\\ UNCHANGED callType\n", ""),
+    ("etcd", "A15", "    /\\ UNCHANGED <<log, commitIndex>>\n", ""),
+)
+
+
+def repair_cost(work: Path) -> None:
+    from pytest_sysmobench.repair import Repairer
+
+    print("9.   mechanical repair per cell: cold, then again with the verdict cache (tool runs: SANY+TLC+XML)")
+    print(f"     {'cell':<16} {'status':<8} {'cold':>8} {'runs':>5} {'cached':>8} {'runs':>5}")
+    cache = work / "repair-cache"
+    for task_name, rule, old, new in REPAIRS:
+        task = load_task(ROOT / "tasks" / task_name)
+        figures = []
+        for attempt in ("cold", "warm"):
+            with Scorer(work / f"repair-{task_name}-{rule}-{attempt}", traces_dir=ROOT / "data" / "traces",
+                        cache_dir=cache) as scorer:
+                reference = scorer.cell(task, ReferenceSource()).candidate()
+                assert old in (reference.tla or ""), (task_name, rule)
+                broken = dataclasses.replace(reference, tla=(reference.tla or "").replace(old, new, 1))
+                repairer = Repairer(scorer.toolchain(), task, ROOT / "data" / "traces", scorer.output / "repair")
+                start = time.perf_counter()
+                outcome = repairer.repair(broken)
+                seconds = time.perf_counter() - start
+                runs = sum(v for k, v in scorer.tool_counters().items() if k != "cache_hits")
+                figures.append((seconds, runs, outcome.status))
+        (cold, cold_runs, status), (warm, warm_runs, _) = figures
+        print(f"     {task_name + ' ' + rule:<16} {status:<8} {cold:6.1f} s {cold_runs:5d} {warm:6.2f} s {warm_runs:5d}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--only", type=int, choices=range(1, 9), help="run one part (1 and 2 run together)")
+    parser.add_argument("--only", type=int, choices=range(1, 10), help="run one part (1 and 2 run together)")
     parser.add_argument("--tasks", default="", help="part 7: these tasks only (comma-separated; default all)")
     args = parser.parse_args()
     repeat = 5 if args.quick else 15
@@ -312,6 +351,8 @@ def main() -> None:
             lead(work, chosen)
         if wanted(8):
             compact_modules(work)
+        if wanted(9):
+            repair_cost(work)
 
 
 if __name__ == "__main__":

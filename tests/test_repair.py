@@ -9,11 +9,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_sysmobench import Task, load_tasks
 from pytest_sysmobench.repair import Edit, Repairer, judge
+from pytest_sysmobench.repair.rules import Problem, python_isms
 from pytest_sysmobench.session import Scorer
 from pytest_sysmobench.sources import Candidate, MutantSource, ReferenceSource
+from pytest_sysmobench.tla.sany import SanyResult
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT / "data" / "traces"
@@ -160,3 +164,22 @@ def test_the_repair_command_writes_the_spec_its_manifest_and_its_diff(tmp_path: 
     assert "unrepairable" in capsys.readouterr().out
     assert main(["repair", "spni", str(spec), "--tasks", str(ROOT / "tasks")]) == 4
     assert "did you mean 'spin'" in capsys.readouterr().err
+
+
+# -- token-level rewrites, without the tools ------------------------------------------------------
+
+_PIECES = st.sampled_from(["x != y", "a && b", "p || q", "true", "False", "x = 1", " ", "\n    ",
+                           '"a != b && true"', "(* != && true *)", "\\* || False\n", "trueish", "x_true"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_PIECES, max_size=12))
+def test_python_isms_are_rewritten_only_outside_strings_and_comments(pieces: list[str]) -> None:
+    body = " ".join(pieces)
+    text = f"---- MODULE M ----\nVARIABLE x\nInv ==\n    {body}\n====\n"
+    fix = python_isms(text, Problem("M", sany=SanyResult(ok=False)))
+    expected = " ".join(p if p.startswith(('"', "(*", "\\*")) or p in ("trueish", "x_true") else
+                       p.replace("!=", "#").replace("&&", "/\\").replace("||", "\\/").replace("true", "TRUE")
+                       .replace("False", "FALSE") for p in pieces)
+    assert (fix.text if fix else text) == f"---- MODULE M ----\nVARIABLE x\nInv ==\n    {expected}\n====\n"
+    assert fix is None or {e.rule for e in fix.edits} == {"A16"}
