@@ -237,29 +237,6 @@ def test_sanys_semantic_tree_is_exported_as_xml_in_either_mode(runner: ToolRunne
     assert broken.exit_code != 0 and xml_part(broken.output) is None
 
 
-def test_a_long_run_goes_to_a_jvm_of_its_own_with_the_same_verdict(jar: Path, tmp_path: Path) -> None:
-    """P4's explorations run in a second driver tuned for long runs (C2 as well as C1); the
-    verdict is the same, the short-job driver is left alone, and closing the runner ends both."""
-    spec = write(tmp_path, "Counter", COUNTER, cfg=CFG_INV)
-    with ToolRunner(jar, work_dir=tmp_path / "work") as runner:
-        short = bfs(runner, spec, "Counter", "-deadlock")
-        pid = runner.driver_pid
-        long = runner.tlc(spec, "Counter", ["-config", "Counter.cfg", "-workers", "1", "-deadlock"], long_run=True)
-        assert (short.exit_code, long.exit_code) == (12, 12)
-        assert "Invariant Small is violated" in long.output
-        other = runner.long_run_driver_pid
-        assert pid is not None and other is not None and other != pid and runner.driver_pid == pid
-        command = Path(f"/proc/{other}/cmdline").read_bytes().split(b"\0")
-        assert b"-XX:TieredStopAtLevel=1" not in command and b"-XX:TieredStopAtLevel=1" in Path(
-            f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    assert not Path(f"/proc/{pid}").exists() or _zombie(pid)
-    assert not Path(f"/proc/{other}").exists() or _zombie(other)
-
-
-def _zombie(pid: int) -> bool:
-    return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
-
-
 # ---------------------------------------------------------------- driver-only properties
 
 

@@ -132,8 +132,8 @@ class CellContext:
         return path
 
     def tlc(self, workdir: Path, files: TMapping[str, str], module: str, args: Sequence[str], budget_s: float,
-            work_bound: Callable[[TlcResult], bool] | None = None, long_run: bool = False) -> TlcRun:
+            work_bound: Callable[[TlcResult], bool] | None = None) -> TlcRun:
         """One TLC run of a phase: stopped by its work bound, or else by the safety net of
         ``budget_s`` seconds (and killed if it does not stop by itself soon after)."""
         return self.toolchain.tlc(workdir, files, module, args, timeout_s=budget_s + HARD_LIMIT_MARGIN_S,
-                                  stop_after_s=budget_s, work_bound=work_bound, long_run=long_run)
+                                  stop_after_s=budget_s, work_bound=work_bound)

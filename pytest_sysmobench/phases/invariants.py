@@ -322,7 +322,6 @@ class _Checker:
             ["-config", cfg_name, "-workers", "1", "-deadlock", "-lncheck", "final"],
             budget,
             work_bound=lambda result: _work.bound_reached(result, self.mark),
-            long_run=True,
         )
         if run.result.verdict is Verdict.PARSE_ERROR:
             # The spec passed SANY on its own: what does not parse is the mapping in it.

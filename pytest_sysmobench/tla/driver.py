@@ -52,11 +52,6 @@ JVM_FLAGS: tuple[str, ...] = (
 DRIVER_TUNING: tuple[str, ...] = ("-XX:+UseParallelGC", "-XX:TieredStopAtLevel=1")
 #: A java per check (cli mode) lives for one job: C1 only and SerialGC start fastest.
 CLI_TUNING: tuple[str, ...] = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
-#: A long exploration (P4's, the whole state space within the task's bounds) runs long enough
-#: for C2's code to pay for its compiling: it gets a JVM (a second driver) with both compilers.
-#: Measured on etcd's P4 check: 11.0 s against 15.3 s, and less CPU (12.5 s against 14.4 s);
-#: short jobs (P3's windows) are slower with C2, so they stay on the C1-only driver.
-LONG_RUN_TUNING: tuple[str, ...] = ("-XX:+UseParallelGC",)
 #: Extra JVM flags, last on the command line (so they win): a user's tuning, or a test that
 #: slows the JVM down (-Xint) to show that no verdict depends on the machine's speed.
 JVM_FLAGS_ENV = "SYSMOBENCH_JVM_FLAGS"
@@ -353,7 +348,6 @@ class ToolRunner:
         self._isolation, self._isolation_problem = _network_isolation() if self._mode == "cli" else ((), "")
         self._class_dir: Path | None = None
         self._driver: _DriverProcess | None = None
-        self._long_driver: _DriverProcess | None = None
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._nonce = secrets.token_hex(6)
@@ -398,7 +392,6 @@ class ToolRunner:
         library_dirs: Sequence[Path] = (),
         timeout_s: float = 120.0,
         stop_after_s: float | None = None,
-        long_run: bool = False,
     ) -> RawRun:
         """Run TLC with ``args`` plus ``-tool``, a fresh ``-metadir`` and the spec file.
 
@@ -407,8 +400,6 @@ class ToolRunner:
         timed_out=True and exit_code None. File-valued switches (``-dump``, ``-userFile``,
         ``-simulate file=``) should be absolute: a relative one resolves against spec_dir in cli mode
         but against work_dir in driver mode (one JVM cannot change directory per job).
-        ``long_run`` (a whole exploration) runs it in a JVM tuned for long runs; no verdict depends
-        on it, only the time.
         """
         spec_dir = Path(spec_dir).resolve()
         dirs = self._search_dirs(spec_dir, library_dirs)
@@ -420,9 +411,9 @@ class ToolRunner:
             if self._mode == "driver":
                 spec_file = spec_dir / f"{module}.tla"
                 full = ["-tool", "-metadir", str(metadir), *user_args, str(spec_file)]
-                return self._driver_job("tlc", spec_file, dirs, full, stop_after, timeout_s, long_run)
+                return self._driver_job("tlc", spec_file, dirs, full, stop_after, timeout_s)
             full = ["tlc2.TLC", "-tool", "-metadir", str(metadir), *user_args, f"{module}.tla"]
-            return self._cli_job("tlc", spec_dir, dirs[1:], full, stop_after, timeout_s, long_run)
+            return self._cli_job("tlc", spec_dir, dirs[1:], full, stop_after, timeout_s)
         finally:
             shutil.rmtree(metadir, ignore_errors=True)
 
@@ -431,13 +422,6 @@ class ToolRunner:
         """The live driver JVM's pid (for diagnostics and leak checks); None in cli mode or before first use."""
         if self._driver is not None and self._driver.alive():
             return self._driver.proc.pid
-        return None
-
-    @property
-    def long_run_driver_pid(self) -> int | None:
-        """The pid of the JVM that runs long explorations, once one has run."""
-        if self._long_driver is not None and self._long_driver.alive():
-            return self._long_driver.proc.pid
         return None
 
     def describe(self) -> dict[str, str]:
@@ -467,10 +451,9 @@ class ToolRunner:
 
     def close(self) -> None:
         with self._lock:
-            for driver in (self._driver, self._long_driver):
-                if driver is not None:
-                    driver.quit()
-            self._driver = self._long_driver = None
+            if self._driver is not None:
+                self._driver.quit()
+                self._driver = None
 
     def __enter__(self) -> ToolRunner:
         return self
@@ -490,21 +473,18 @@ class ToolRunner:
         """The spec's own directory first, so a spec's module shadows a library module of the same name."""
         return [spec_dir, *(Path(d).resolve() for d in library_dirs)]
 
-    def _jvm_base(self, tmp_dir: Path, long_run: bool = False) -> list[str]:
-        tuning = LONG_RUN_TUNING if long_run else DRIVER_TUNING if self._mode == "driver" else CLI_TUNING
+    def _jvm_base(self, tmp_dir: Path) -> list[str]:
+        tuning = DRIVER_TUNING if self._mode == "driver" else CLI_TUNING
         extra = shlex.split(os.environ.get(JVM_FLAGS_ENV, ""))
-        # In driver mode a worker may run two JVMs (short jobs, long runs): they share its heap.
-        heap = self._heap_mb if self._mode == "cli" else max(256, self._heap_mb // 2)
-        return [self._java, *JVM_FLAGS, *tuning, f"-Xmx{heap}m", f"-Djava.io.tmpdir={tmp_dir}", *extra]
+        return [self._java, *JVM_FLAGS, *tuning, f"-Xmx{self._heap_mb}m", f"-Djava.io.tmpdir={tmp_dir}", *extra]
 
     # ----------------------------------------------------------------- driver mode
 
     def _driver_job(
-        self, tool: str, spec_file: Path, dirs: Sequence[Path], args: Sequence[str], stop_after: int, timeout_s: float,
-        long_run: bool = False,
+        self, tool: str, spec_file: Path, dirs: Sequence[Path], args: Sequence[str], stop_after: int, timeout_s: float
     ) -> RawRun:
         with self._lock:
-            driver = self._ensure_driver(long_run)
+            driver = self._ensure_driver()
             job_id = self._next_id()
             out_path = self._work_dir / "jobs" / f"{job_id}.out"
             out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -513,11 +493,8 @@ class ToolRunner:
             start = time.monotonic()
             reply = driver.request(fields, job_id, timeout_s, out_path, self._output_limit)
             elapsed = time.monotonic() - start
-            if reply.kind != "done":  # restarted lazily by the next job
-                if long_run:
-                    self._long_driver = None
-                else:
-                    self._driver = None
+            if reply.kind != "done":
+                self._driver = None  # restarted lazily by the next job
             elif _size(out_path) > self._output_limit:
                 # Past the limit between two looks: the same verdict as if it had been seen in time,
                 # so that the outcome depends on the bytes written, never on the machine's speed.
@@ -538,22 +515,17 @@ class ToolRunner:
     def _overflow_note(self) -> str:
         return f"stopped: its output passed {self._output_limit:,} bytes"
 
-    def _ensure_driver(self, long_run: bool = False) -> _DriverProcess:
-        driver = self._long_driver if long_run else self._driver
-        if driver is not None and driver.alive():
-            return driver
-        if driver is not None:
-            driver.kill()
+    def _ensure_driver(self) -> _DriverProcess:
+        if self._driver is not None and self._driver.alive():
+            return self._driver
+        if self._driver is not None:
+            self._driver.kill()
         class_dir = self._ensure_classes()
-        cmd = self._jvm_base(self._tmp_dir, long_run)
+        cmd = self._jvm_base(self._tmp_dir)
         cmd += ["-cp", f"{class_dir}{os.pathsep}{self._jar}", DRIVER_CLASS, str(self._jar), str(class_dir)]
         # cwd = work_dir: a relative output path in a job lands in our private dir, not the user's cwd.
-        driver = _DriverProcess(cmd, self._work_dir, self._work_dir / ("long-driver.log" if long_run else "driver.log"))
-        if long_run:
-            self._long_driver = driver
-        else:
-            self._driver = driver
-        return driver
+        self._driver = _DriverProcess(cmd, self._work_dir, self._work_dir / "driver.log")
+        return self._driver
 
     def _ensure_classes(self) -> Path:
         if self._class_dir is not None and _is_compiled(self._class_dir):
@@ -579,7 +551,6 @@ class ToolRunner:
         main_and_args: Sequence[str],
         stop_after: int | None,
         timeout_s: float,
-        long_run: bool = False,
     ) -> RawRun:
         """One JVM per check; a private tmpdir per run because TLC extracts and deletes standard modules there."""
         run_id = self._next_id()
@@ -587,7 +558,7 @@ class ToolRunner:
         tmp_dir.mkdir(parents=True)
         out_path = self._work_dir / "jobs" / f"{run_id}.out"
         out_path.parent.mkdir(parents=True, exist_ok=True)
-        cmd = self._jvm_base(tmp_dir, long_run)
+        cmd = self._jvm_base(tmp_dir)
         if library_dirs:
             cmd.append("-DTLA-Library=" + os.pathsep.join(map(str, library_dirs)))
         if stop_after:

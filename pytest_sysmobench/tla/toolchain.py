@@ -220,7 +220,6 @@ class Toolchain:
         stop_after_s: float | None = None,
         log_name: str | None = None,
         work_bound: Callable[[TlcResult], bool] | None = None,
-        long_run: bool = False,
     ) -> TlcRun:
         """``work_bound`` tells a run that its own work bound ended (a fact about the spec, cached)
         from one that seconds stopped (never cached)."""
@@ -238,8 +237,7 @@ class Toolchain:
             "tlc",
             key,
             lambda: self.runner.tlc(
-                workdir, module, args, library_dirs=[LIBRARY_DIR], timeout_s=limit, stop_after_s=stop_after_s,
-                long_run=long_run,
+                workdir, module, args, library_dirs=[LIBRARY_DIR], timeout_s=limit, stop_after_s=stop_after_s
             ),
             workdir,
             log_name or f"{module}.tlc.log",
