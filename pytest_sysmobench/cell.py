@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -18,7 +18,7 @@ from .cache import atomic_write_text
 from .sources import Candidate, SpecSource
 from .phases import CHECKS, CellContext
 from .record import CellId
-from .scoring import PHASES, Cause, PhaseResult, Status, composite, gate, phase_of
+from .scoring import PHASES, Cause, PhaseResult, Status, composite, gate, phase_of, repaired_composite
 from .tasks import Task
 from .tla.driver import DriverError
 from .tla.jar import ToolchainMissing
@@ -26,6 +26,22 @@ from .tla.toolchain import CellBudget, CellBudgetSpent, Toolchain
 
 if TYPE_CHECKING:
     from .evaluator import Evaluator
+    from .repair import Repair
+
+
+@dataclass(frozen=True)
+class CellRepair:
+    """A cell's mechanical repair (None when its spec was usable as written, or absent), the
+    phases of the repaired spec (None unless the repair made it usable) and the repaired
+    composite."""
+
+    repair: Repair | None
+    results: dict[str, PhaseResult] | None
+    composite: float | None
+
+    @property
+    def status(self) -> str:
+        return self.repair.status if self.repair is not None else "none"
 
 
 def slug(text: str) -> str:
@@ -54,6 +70,7 @@ class Cell:
         self._candidate: Candidate | None = None
         self._budget: CellBudget | None = None
         self.results: dict[str, PhaseResult] = {}
+        self._repair: CellRepair | None = None
         #: Files of the run folder that could not be written (read-only or full disk): the
         #: results still stand and reach the report; the loss is said, not raised.
         self.write_errors: list[str] = []
@@ -147,6 +164,52 @@ class Cell:
 
     def composite(self) -> float | None:
         return composite(self.results)
+
+    def repaired(self) -> CellRepair:
+        """The spec repaired mechanically when P1 or P2 leaves it unusable, with P3 and P4 of the
+        repaired spec; the cell's own (strict) results never change.  Its files go to
+        ``<run dir>/repaired/``: the repaired spec, ``repair_manifest.json`` and every round's logs."""
+        if self._repair is None:
+            self._repair = self._repaired()
+            if self._repair.repair is not None:
+                self._saving(self._record_repair, self._repair)
+        return self._repair
+
+    def _repaired(self) -> CellRepair:
+        strict = {p: self.result(p) for p in PHASES}
+        candidate = self.candidate()
+        gates = [strict[p] for p in PHASES if phase_of(p).gates_later]
+        if candidate.tla is None or all(r.usable for r in gates) or any(r.score is None for r in gates):
+            # Usable as written; or a gate with no score (the benchmark's fault): nothing to repair.
+            return CellRepair(None, None, repaired_composite(strict, None))
+        from .repair import Repairer
+
+        toolchain = self._toolchain().bounded(self._start_budget())
+        folder = self.run_dir / "repaired"
+        repair = Repairer(toolchain, self.task, self.traces_dir, folder / "rounds").repair(candidate)
+        if not repair.repaired:
+            return CellRepair(repair, None, repaired_composite(strict, None))
+        fixed = replace(candidate, tla=repair.spec)
+        results: dict[str, PhaseResult] = {r.phase: r for r in repair.after}
+        for phase in ("conformance", "invariants"):
+            context = CellContext(self.task, fixed, toolchain, folder, self.traces_dir, self.evaluator)
+            try:
+                results[phase] = CHECKS[phase](context)
+            except CellBudgetSpent as exc:
+                results[phase] = self._out_of_time(phase, exc)
+        return CellRepair(repair, results, repaired_composite(strict, results))
+
+    def _record_repair(self, outcome: CellRepair) -> None:
+        folder = self.run_dir / "repaired"
+        folder.mkdir(parents=True, exist_ok=True)
+        assert outcome.repair is not None
+        if outcome.repair.spec:
+            atomic_write_text(folder / f"{self.task.module}.tla", outcome.repair.spec)
+        manifest = outcome.repair.manifest()
+        if outcome.results is not None:
+            manifest["repaired_phases"] = {p: r.to_json() for p, r in outcome.results.items()}
+        manifest["repaired_composite"] = outcome.composite
+        atomic_write_text(folder / "repair_manifest.json", json.dumps(manifest, indent=2, default=str))
 
     def _record_results(self) -> None:
         data: dict[str, Any] = {

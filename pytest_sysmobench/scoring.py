@@ -190,6 +190,18 @@ def composite(results: Mapping[str, PhaseResult | None]) -> float | None:
     return round(total, 6)
 
 
+def repaired_composite(strict: Mapping[str, PhaseResult | None],
+                       repaired: Mapping[str, PhaseResult | None] | None) -> float | None:
+    """The original's repaired composite, beside the strict one and never merged with it: P1 and
+    P2 of the spec as written (repairing them would make every cell 1.0 there and erase the
+    signal), P3 and P4 of its repaired version when a repair made it usable, else of the spec as
+    written (usable already, or unrepairable and so blocked at 0).  A phase without a score
+    leaves it unknown, as it does the strict composite."""
+    later = repaired if repaired is not None else strict
+    return composite({"syntax": strict.get("syntax"), "runtime": strict.get("runtime"),
+                      "conformance": later.get("conformance"), "invariants": later.get("invariants")})
+
+
 @dataclass(frozen=True)
 class TemplateVerdict:
     """What P4's score needs to know of one template: did it hold, and does it define the system."""

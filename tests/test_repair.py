@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_sysmobench import Task, load_tasks
+from pytest_sysmobench import Task, composite, load_tasks
 from pytest_sysmobench.repair import Edit, Repairer, judge
 from pytest_sysmobench.repair.rules import Problem, python_isms
 from pytest_sysmobench.session import Scorer
-from pytest_sysmobench.sources import Candidate, MutantSource, ReferenceSource
+from pytest_sysmobench.sources import Candidate, MutantSource, ReferenceSource, ReplaySource
 from pytest_sysmobench.tla.sany import SanyResult
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -183,3 +183,48 @@ def test_python_isms_are_rewritten_only_outside_strings_and_comments(pieces: lis
                        .replace("False", "FALSE") for p in pieces)
     assert (fix.text if fix else text) == f"---- MODULE M ----\nVARIABLE x\nInv ==\n    {expected}\n====\n"
     assert fix is None or {e.rule for e in fix.edits} == {"A16"}
+
+
+# -- the repaired composite of a cell ----------------------------------------------------------------
+
+
+def _replayed(tmp_path: Path, task: Task, text: str) -> ReplaySource:
+    folder = tmp_path / "specs" / task.name
+    folder.mkdir(parents=True)
+    (folder / f"{task.module}.tla").write_text(text)
+    reference = ROOT / "tasks" / task.name / "reference"
+    for extra in ("cfg",):
+        (folder / f"{task.module}.{extra}").write_text((reference / f"{task.module}.{extra}").read_text())
+    if (reference / "mapping.yaml").is_file():
+        (folder / "mapping.yaml").write_text((reference / "mapping.yaml").read_text())
+    return ReplaySource(tmp_path / "specs")
+
+
+def test_a_broken_reference_scores_its_own_p1_and_p2_and_the_repairs_p3_and_p4(scorer: Scorer, tmp_path: Path) -> None:
+    task = TASKS["spin"]
+    reference = (ROOT / "tasks" / "spin" / "reference" / "Spin.tla").read_text()
+    cell = scorer.cell(task, _replayed(tmp_path, task, reference.replace("    /\\ UNCHANGED callType\n", "", 1)))
+    strict = cell.evaluate()
+    assert not strict["runtime"].usable and strict["conformance"].status.value == "blocked"
+    outcome = cell.repaired()
+    assert outcome.status == "minor" and outcome.results is not None
+    assert outcome.results["conformance"].score == 1.0 and outcome.results["invariants"].score == 1.0
+    expected = round(0.15 * strict["syntax"].score + 0.15 * strict["runtime"].score + 0.70, 6)
+    assert outcome.composite == expected and cell.composite() == composite(strict) < expected
+    assert cell.evaluate() == strict  # the strict results never change
+    manifest = cell.run_dir / "repaired" / "repair_manifest.json"
+    assert manifest.is_file() and '"repaired_composite"' in manifest.read_text()
+    assert (cell.run_dir / "repaired" / "Spin.tla").read_text() == reference
+
+
+def test_an_unrepairable_or_usable_cell_has_its_strict_composite_repaired_too(scorer: Scorer, tmp_path: Path) -> None:
+    task = TASKS["spin"]
+    reference = (ROOT / "tasks" / "spin" / "reference" / "Spin.tla").read_text()
+    needs_action = reference.replace("        \\/ Unlock(t)", "        \\/ Unlock(t)\n        \\/ Release(t)")
+    broken = scorer.cell(task, _replayed(tmp_path / "a", task, needs_action))
+    outcome = broken.repaired()
+    assert outcome.status == "unrepairable" and outcome.results is None
+    assert outcome.composite == broken.composite()
+    usable = scorer.cell(task, ReferenceSource())
+    assert (usable.repaired().status, usable.repaired().composite) == ("none", usable.composite())
+    assert not (usable.run_dir / "repaired").exists()
