@@ -171,33 +171,22 @@ class Toolchain:
         return raw, cached
 
     def sany(self, workdir: Path, files: Mapping[str, str], module: str, timeout_s: float = 60.0) -> SanyRun:
-        limit = self._limit(timeout_s)
-        self._materialize(workdir, files)
-        key = self._key("sany", files, module, (), timeout_s)
-        raw, cached = self._run(
-            "sany",
-            key,
-            lambda: self.runner.sany(workdir, module, library_dirs=[LIBRARY_DIR], timeout_s=limit),
-            workdir,
-            f"{module}.sany.log",
-            {"module": module, "args": [], "timeout_s": limit},
-        )
+        raw, cached = self._front_end("sany", workdir, files, module, timeout_s, self.runner.sany)
         return SanyRun(raw, classify_sany(raw.output), cached)
 
     def sany_xml(self, workdir: Path, files: Mapping[str, str], module: str, timeout_s: float = 60.0) -> RawRun:
         """SANY's semantic tree of a module as XML (``tla.tree`` reads it); cached like SANY."""
+        raw, _ = self._front_end("xml", workdir, files, module, timeout_s, self.runner.sany_xml)
+        return raw
+
+    def _front_end(self, tool: str, workdir: Path, files: Mapping[str, str], module: str, timeout_s: float,
+                   run: Callable[..., RawRun]) -> tuple[RawRun, bool]:
+        """A run of SANY's front end (a parse, or its tree), cached by the files it reads."""
         limit = self._limit(timeout_s)
         self._materialize(workdir, files)
-        key = self._key("xml", files, module, (), timeout_s)
-        raw, _ = self._run(
-            "xml",
-            key,
-            lambda: self.runner.sany_xml(workdir, module, library_dirs=[LIBRARY_DIR], timeout_s=limit),
-            workdir,
-            f"{module}.xml.log",
-            {"module": module, "args": [], "timeout_s": limit},
-        )
-        return raw
+        key = self._key(tool, files, module, (), timeout_s)
+        return self._run(tool, key, lambda: run(workdir, module, library_dirs=[LIBRARY_DIR], timeout_s=limit),
+                         workdir, f"{module}.{tool}.log", {"module": module, "args": [], "timeout_s": limit})
 
     def harness_sound(self, workdir: Path) -> bool:
         """Whether the runner still checks a known-good spec correctly (never cached)."""
