@@ -228,3 +228,24 @@ def test_an_unrepairable_or_usable_cell_has_its_strict_composite_repaired_too(sc
     usable = scorer.cell(task, ReferenceSource())
     assert (usable.repaired().status, usable.repaired().composite) == ("none", usable.composite())
     assert not (usable.run_dir / "repaired").exists()
+
+
+def test_a_tree_nested_past_any_spec_is_refused_cleanly() -> None:
+    """SANY's XML of a hostile spec may nest tens of thousands of levels: reading it ends in a
+    TreeError (the repair then cannot check its intent), never in a crash of the session."""
+    from pytest_sysmobench.tla.tree import MAX_DEPTH, TreeError, read_tree
+
+    opening = "<OpApplNode><operator><BuiltInKindRef><UID>1</UID></BuiltInKindRef></operator><operands>"
+
+    def module(depth: int) -> str:
+        body = opening * depth + "<NumeralNode><IntValue>1</IntValue></NumeralNode>" + "</operands></OpApplNode>" * depth
+        return ('<?xml version="1.0"?><modules><RootModule>M</RootModule><context>'
+                "<entry><UID>1</UID><BuiltInKind><uniquename>\\lnot</uniquename></BuiltInKind></entry>"
+                "<entry><UID>2</UID><UserDefinedOpKind><location><filename>M</filename></location><level>0</level>"
+                f"<uniquename>D</uniquename><body>{body}</body></UserDefinedOpKind></entry>"
+                "<entry><UID>3</UID><ModuleNode><location><filename>M</filename></location><uniquename>M</uniquename>"
+                "<UserDefinedOpKindRef><UID>2</UID></UserDefinedOpKindRef></ModuleNode></entry></context></modules>")
+
+    assert read_tree(module(200)).definitions["D"].body[1] == "\\lnot"
+    with pytest.raises(TreeError, match="nested deeper"):
+        read_tree(module(MAX_DEPTH + 1000))

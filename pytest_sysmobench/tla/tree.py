@@ -17,6 +17,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+#: How deep the reader follows a nested expression (Python frames).
+MAX_DEPTH = 20_000
 #: A canonical expression: nested tuples of strings, comparable and hashable.
 Node = tuple[Any, ...]
 
@@ -148,9 +150,13 @@ def read_tree(xml: str) -> SpecTree:
         raise TreeError(f"the exporter's XML does not parse: {exc}") from exc
     reader = _Reader(root)
     limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 20_000))  # deeply nested expressions
+    # Deeply nested expressions: the reader recurses through Python frames only (comprehensions,
+    # no generator inside a C call), so a spec nested deeper still ends in RecursionError.
+    sys.setrecursionlimit(max(limit, MAX_DEPTH))
     try:
         return reader.tree()
+    except RecursionError as exc:
+        raise TreeError(f"the spec's expressions are nested deeper than {MAX_DEPTH:,} levels") from exc
     finally:
         sys.setrecursionlimit(limit)
 
@@ -218,11 +224,11 @@ class _Reader:
             operator = node.find("operator")
             name = self._name(operator[0]) if operator is not None and len(operator) else "?"
             operands = node.find("operands")
-            args = tuple(self.canon(child) for child in operands) if operands is not None else ()
+            args = tuple([self.canon(child) for child in operands]) if operands is not None else ()
             bound = node.find("boundSymbols")
             return ("apply", name, args, self.canon(bound) if bound is not None else ())
         if tag == "LetInNode":
-            defs = tuple(self._let_definition(ref) for ref in node.iterfind("opDefs/UserDefinedOpKindRef"))
+            defs = tuple([self._let_definition(ref) for ref in node.iterfind("opDefs/UserDefinedOpKindRef")])
             body = node.find("body")
             return ("let", defs, self.canon(body[0]) if body is not None and len(body) else ())
         if tag.endswith("Ref"):
@@ -230,7 +236,7 @@ class _Reader:
         children = [child for child in node if child.tag not in _NOISE]
         if not children:
             return (tag, (node.text or "").strip())
-        return (tag, *(self.canon(child) for child in children))
+        return (tag, *[self.canon(child) for child in children])
 
     def _let_definition(self, ref: ET.Element) -> Node:
         node = self.entries.get(ref.findtext("UID") or "")
