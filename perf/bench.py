@@ -293,7 +293,8 @@ REPAIRS = (
     ("ringbuffer", "A1", "EXTENDS Naturals\n", ""),
     ("mutex", "A6", ": HandOff(t, w)", ": Handoff(t, w)"),
     ("spin", "A15", "    /\\ UNCHANGED callType\n", ""),
-    ("etcd", "A15", "    /\\ UNCHANGED <<log, commitIndex>>\n", ""),
+    ("etcd", "A15", "UNCHANGED <<currentTerm, votedFor, log, commitIndex, matchIndex>>",
+     "UNCHANGED <<currentTerm, votedFor, log, commitIndex>>"),
 )
 
 
@@ -301,7 +302,7 @@ def repair_cost(work: Path) -> None:
     from pytest_sysmobench.repair import Repairer
 
     print("9.   mechanical repair per cell: cold, then again with the verdict cache (tool runs: SANY+TLC+XML)")
-    print(f"     {'cell':<16} {'status':<8} {'cold':>8} {'runs':>5} {'cached':>8} {'runs':>5}")
+    print(f"     {'cell':<16} {'status':<12} {'cold':>8} {'runs':>5} {'cached':>8} {'runs':>5}")
     cache = work / "repair-cache"
     for task_name, rule, old, new in REPAIRS:
         task = load_task(ROOT / "tasks" / task_name)
@@ -319,7 +320,7 @@ def repair_cost(work: Path) -> None:
                 runs = sum(v for k, v in scorer.tool_counters().items() if k != "cache_hits")
                 figures.append((seconds, runs, outcome.status))
         (cold, cold_runs, status), (warm, warm_runs, _) = figures
-        print(f"     {task_name + ' ' + rule:<16} {status:<8} {cold:6.1f} s {cold_runs:5d} {warm:6.2f} s {warm_runs:5d}")
+        print(f"     {task_name + ' ' + rule:<16} {status:<12} {cold:6.1f} s {cold_runs:5d} {warm:6.2f} s {warm_runs:5d}")
 
 
 def main() -> None:
