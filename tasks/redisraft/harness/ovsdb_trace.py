@@ -301,7 +301,19 @@ class Run:
                 raise Unatomic(f"{h.src} sent {h.method} ({h.params.get('comment')}, term {h.params.get('term')}) "
                                f"outside any step; its last logged term {self.last['currentTerm'][h.src]}, "
                                f"role {self.last['state'][h.src]}")
+            self._check_heartbeat(h, now)
             self._log_own("Heartbeat", h.src, now, [h], {"j": h.dst})
+
+    def _check_heartbeat(self, h: Held, now: dict[str, Any]) -> None:
+        """A heartbeat is logged after the steps before it; one its leader sent before its last
+        logged step (a write that moved a follower's next index, say) says an older state, and
+        logged now would be a step of no state: the run is discarded."""
+        m, i = self.recorder.message(h), h.src
+        expected = (now["currentTerm"][i], now["nextIndex"][i][h.dst] - 1, now["commitIndex"][i])
+        if (m["term"], m["prevLogIndex"], m["leaderCommit"]) != expected:
+            said = (m["term"], m["prevLogIndex"], m["leaderCommit"])
+            raise Unatomic(f"{i}'s heartbeat to {h.dst} (term, prev index, commit: {said}) was sent before "
+                           f"its last logged step ({expected})")
 
     def _asks_again(self, h: Held) -> bool:
         """A candidate asks a server for its vote again at a term already logged (as when its
