@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,8 +12,6 @@ import pytest
 # litellm reads this when it is first imported: use its bundled model cost map instead of
 # fetching one over the network. Set here so it is in place before any test imports litellm.
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-
-import threading  # noqa: E402
 
 from fresh_traces import capture_fresh, fresh_traces_root  # noqa: E402  (tests/ is on sys.path)
 from llm_server import LocalModelServer  # noqa: E402

@@ -59,7 +59,7 @@ class Repair:
         return {
             "schema": 1, "rules_version": RULES_VERSION, "applied": bool(self.edits), "status": self.status,
             "reason": self.reason, "edit_count": len(self.edits), "rounds": self.rounds, "usable": self.usable,
-            "p1_passed": _passed(self.after, "syntax"), "p2_passed": _usable(self.after, "runtime"),
+            "p1_passed": _passed(self.after, "syntax"), "p2_passed": _passed(self.after, "runtime"),
             "repairer": {"mechanical": True, "model": None},
             "ops": [e.to_json() for e in self.edits],
             "intent": self.intent.to_json() if self.intent is not None else None,
@@ -70,10 +70,6 @@ class Repair:
 
 def _passed(results: tuple[PhaseResult, ...], phase: str) -> bool:
     return any(r.phase == phase and r.usable for r in results)
-
-
-def _usable(results: tuple[PhaseResult, ...], phase: str) -> bool:
-    return _passed(results, phase)
 
 
 def status_of(edits: int) -> str:
