@@ -179,19 +179,27 @@ def _short(text: str) -> str:
     return text if len(text) <= NEAREST_VALUE_CHARS else text[:NEAREST_VALUE_CHARS] + " ..."
 
 
-def _trace_module(ctx: CellContext, codec: Codec, name: str, trace: Trace) -> CheckModule:
+def _traces_module(ctx: CellContext, codec: Codec, name: str, traces: Sequence[Trace]) -> CheckModule:
+    """Every whole trace in one run: each step of trace ``t`` the spec takes prints ``<<mark, t,
+    i>>`` for the ``i``-th state reached, so one TLC run says how far the spec follows each."""
+    trace = "SysmoTraces[sysmo_t]"
     body = "\n".join(codec.definitions()) + f"""
-VARIABLE sysmo_i
-SysmoTrace == {tla_tuple([codec.record(state) for state in trace.states])}
+VARIABLES sysmo_t, sysmo_i
+SysmoTraces == {tla_tuple([tla_tuple([codec.record(state) for state in t.states]) for t in traces])}
+SysmoLengths == <<{", ".join(str(len(t.states)) for t in traces)}>>
 SysmoTraceInit ==
+    /\\ sysmo_t \\in 1..{len(traces)}
     /\\ sysmo_i = 1
     /\\ Init
-    /\\ {conj(codec.bind("SysmoTrace[1]", False))}
+    /\\ {conj(codec.bind(f"{trace}[1]", False))}
+    /\\ PrintT(<<"SYSMO_MARK", sysmo_t, 1>>)
 SysmoTraceNext ==
-    /\\ sysmo_i < {len(trace.states)}
+    /\\ sysmo_i < SysmoLengths[sysmo_t]
     /\\ {ctx.next_action() or "Next"}
-    /\\ {conj(codec.bind("SysmoTrace[sysmo_i + 1]", True, "SysmoTrace[sysmo_i]"))}
-    /\\ sysmo_i' = sysmo_i + 1"""
+    /\\ {conj(codec.bind(f"{trace}[sysmo_i + 1]", True, f"{trace}[sysmo_i]"))}
+    /\\ sysmo_i' = sysmo_i + 1
+    /\\ UNCHANGED sysmo_t
+    /\\ PrintT(<<"SYSMO_MARK", sysmo_t, sysmo_i + 1>>)"""
     return check_module(ctx, name, body, codec)
 
 
@@ -274,19 +282,18 @@ def _check_action(ctx: CellContext, codec: Codec, config: Config, action: str, w
     return outcome
 
 
-def _check_trace(ctx: CellContext, codec: Codec, config: Config, index: int, trace: Trace) -> dict[str, Any]:
-    module = _trace_module(ctx, codec, f"{ctx.module}_SysmoTrace_{index}", trace)
-    result = run_check(ctx, f"trace-{index}", module, config, "SysmoTraceInit", "SysmoTraceNext")
-    accepted = result.depth if result.depth is not None else 0
-    if result.verdict is Verdict.VACUOUS:
-        accepted = 0
-    return {
-        "trace": trace.name,
-        "states": len(trace.states),
-        "accepted_prefix": accepted,
-        "accepted": accepted == len(trace.states),
-        "verdict": result.verdict.value,
-    }
+def _check_traces(ctx: CellContext, codec: Codec, config: Config, traces: Sequence[Trace]) -> list[dict[str, Any]]:
+    """How far the spec follows each whole trace (a diagnostic beside the windows, which score)."""
+    module = _traces_module(ctx, codec, f"{ctx.module}_SysmoTraces", traces)
+    result = run_check(ctx, "traces", module, config, "SysmoTraceInit", "SysmoTraceNext")
+    reached: dict[int, int] = {}
+    if result.verdict is not Verdict.VACUOUS:
+        for value in _work.marked(result, module.mark):
+            if isinstance(value, tuple) and len(value) == 3 and all(isinstance(v, int) for v in value[1:]):
+                reached[value[1]] = max(reached.get(value[1], 0), value[2])
+    return [{"trace": trace.name, "states": len(trace.states), "accepted_prefix": reached.get(k, 0),
+             "accepted": reached.get(k, 0) == len(trace.states), "verdict": result.verdict.value}
+            for k, trace in enumerate(traces, start=1)]
 
 
 def _prepare(ctx: CellContext) -> tuple[Corpus | None, Codec | None, Config | None, PhaseResult | None]:
@@ -334,7 +341,7 @@ def check_conformance(ctx: CellContext) -> PhaseResult:
             windows.setdefault(window.action, []).append(window)
     targets = [a for a in (ctx.task.target_actions or tuple(windows)) if windows.get(a)]
     outcomes = [_check_action(ctx, codec, config, action, windows[action]) for action in targets]
-    whole = [_check_trace(ctx, codec, config, i, trace) for i, trace in enumerate(corpus.traces, start=1)]
+    whole = _check_traces(ctx, codec, config, corpus.traces)
     return _verdict(outcomes, whole, corpus, codec)
 
 
