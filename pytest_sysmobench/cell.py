@@ -18,7 +18,8 @@ from .cache import atomic_write_text
 from .sources import Candidate, SpecSource
 from .phases import CHECKS, CellContext
 from .record import CellId
-from .scoring import PHASES, Cause, PhaseResult, Status, composite, gate, phase_of, repaired_composite
+from .scoring import (PHASES, REPAIRED_PHASES, Cause, PhaseResult, Status, composite, gate, phase_of,
+                      repaired_composite)
 from .tasks import Task
 from .tla.driver import DriverError
 from .tla.jar import ToolchainMissing
@@ -70,7 +71,9 @@ class Cell:
         self._candidate: Candidate | None = None
         self._budget: CellBudget | None = None
         self.results: dict[str, PhaseResult] = {}
-        self._repair: CellRepair | None = None
+        self._repair: Repair | None = None
+        self._repair_done = False
+        self._repaired_results: dict[str, PhaseResult] = {}
         #: Files of the run folder that could not be written (read-only or full disk): the
         #: results still stand and reach the report; the loss is said, not raised.
         self.write_errors: list[str] = []
@@ -165,50 +168,79 @@ class Cell:
     def composite(self) -> float | None:
         return composite(self.results)
 
-    def repaired(self) -> CellRepair:
-        """The spec repaired mechanically when P1 or P2 leaves it unusable, with P3 and P4 of the
-        repaired spec; the cell's own (strict) results never change.  Its files go to
-        ``<run dir>/repaired/``: the repaired spec, ``repair_manifest.json`` and every round's logs."""
-        if self._repair is None:
-            self._repair = self._repaired()
-            if self._repair.repair is not None:
-                self._saving(self._record_repair, self._repair)
+    def repair(self) -> Repair | None:
+        """The mechanical repair of a spec that P1 or P2 leaves unusable, made once; None when
+        there is nothing to repair (usable as written, no spec, or a gate the benchmark could not
+        score, which no repair of the spec can change).  The cell's own (strict) results never
+        change; the repair's files go to ``<run dir>/repaired/``."""
+        if not self._repair_done:
+            self._repair_done = True
+            self._repair = self._repaired_spec()
+            if self._repair is not None:
+                self._saving(self._record_repair)
         return self._repair
 
-    def _repaired(self) -> CellRepair:
-        strict = {p: self.result(p) for p in PHASES}
+    def _repaired_spec(self) -> Repair | None:
         candidate = self.candidate()
-        gates = [strict[p] for p in PHASES if phase_of(p).gates_later]
+        gates = [self.result(p) for p in PHASES if phase_of(p).gates_later]
         if candidate.tla is None or all(r.usable for r in gates) or any(r.score is None for r in gates):
-            # Usable as written; or a gate with no score (the benchmark's fault): nothing to repair.
-            return CellRepair(None, None, repaired_composite(strict, None))
-        from .repair import Repairer
+            return None
+        from .repair import Repair, Repairer
 
         toolchain = self._toolchain().bounded(self._start_budget())
-        folder = self.run_dir / "repaired"
-        repair = Repairer(toolchain, self.task, self.traces_dir, folder / "rounds").repair(candidate)
-        if not repair.repaired:
-            return CellRepair(repair, None, repaired_composite(strict, None))
-        fixed = replace(candidate, tla=repair.spec)
-        results: dict[str, PhaseResult] = {r.phase: r for r in repair.after}
-        for phase in ("conformance", "invariants"):
-            context = CellContext(self.task, fixed, toolchain, folder, self.traces_dir, self.evaluator)
+        try:
+            return Repairer(toolchain, self.task, self.traces_dir, self.run_dir / "repaired" / "rounds").repair(candidate)
+        except CellBudgetSpent as exc:
+            # As for a phase: the safety net in seconds is the spec's doing unless a known-good
+            # check right after fails too (then the repair is ours to finish: raised).
+            if not self._toolchain().harness_sound(self.run_dir / "harness-check"):
+                raise
+            return Repair.refused(candidate.tla, f"{exc}, and a known-good check right after finished normally: "
+                                                 "no repair could be tried; charged to the spec")
+
+    def repaired_result(self, phase: str) -> PhaseResult | None:
+        """A later phase (P3, P4) of the repaired spec, computed once; None unless a repair made
+        the spec usable (then the repaired composite takes the phase as written)."""
+        repair = self.repair()
+        if repair is None or not repair.repaired:
+            return None
+        if phase not in self._repaired_results:
+            fixed = replace(self.candidate(), tla=repair.spec)
+            toolchain = self._toolchain().bounded(self._start_budget())
+            context = CellContext(self.task, fixed, toolchain, self.run_dir / "repaired", self.traces_dir,
+                                  self.evaluator)
             try:
-                results[phase] = CHECKS[phase](context)
+                self._repaired_results[phase] = CHECKS[phase](context)
             except CellBudgetSpent as exc:
-                results[phase] = self._out_of_time(phase, exc)
+                self._repaired_results[phase] = self._out_of_time(phase, exc)
+            self._saving(self._record_repair)
+        return self._repaired_results[phase]
+
+    def repaired(self) -> CellRepair:
+        """The repair, every phase of the repaired spec (P1 and P2 from the repair's last round)
+        and the repaired composite."""
+        strict = {p: self.result(p) for p in PHASES}
+        repair = self.repair()
+        if repair is None or not repair.repaired:
+            return CellRepair(repair, None, repaired_composite(strict, None))
+        results: dict[str, PhaseResult] = {r.phase: r for r in repair.after}
+        for phase in REPAIRED_PHASES:
+            results[phase] = self.repaired_result(phase)  # type: ignore[assignment]  (a repaired spec has them)
         return CellRepair(repair, results, repaired_composite(strict, results))
 
-    def _record_repair(self, outcome: CellRepair) -> None:
+    def _record_repair(self) -> None:
+        repair = self._repair
+        assert repair is not None
         folder = self.run_dir / "repaired"
         folder.mkdir(parents=True, exist_ok=True)
-        assert outcome.repair is not None
-        if outcome.repair.spec:
-            atomic_write_text(folder / f"{self.task.module}.tla", outcome.repair.spec)
-        manifest = outcome.repair.manifest()
-        if outcome.results is not None:
-            manifest["repaired_phases"] = {p: r.to_json() for p, r in outcome.results.items()}
-        manifest["repaired_composite"] = outcome.composite
+        if repair.spec:
+            atomic_write_text(folder / f"{self.task.module}.tla", repair.spec)
+        manifest = repair.manifest()
+        if self._repaired_results:
+            manifest["repaired_phases"] = {p: r.to_json() for p, r in self._repaired_results.items()}
+        known = {p: r for p, r in self.results.items() if p in ("syntax", "runtime")}
+        if len(known) == 2 and len(self._repaired_results) == len(REPAIRED_PHASES):
+            manifest["repaired_composite"] = repaired_composite(known, self._repaired_results)
         atomic_write_text(folder / "repair_manifest.json", json.dumps(manifest, indent=2, default=str))
 
     def _record_results(self) -> None:

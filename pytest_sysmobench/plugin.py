@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, Generator
 
 import pytest
 
-from .settings import CACHE_ENV, CONFIG_ENV, CONFIG_FILE, DEFAULT_METHOD, DEFAULT_OUTPUT, METHODS
+from .settings import (CACHE_ENV, CONFIG_ENV, CONFIG_FILE, DEFAULT_METHOD, DEFAULT_OUTPUT, DEFAULT_REPAIR, METHODS,
+                       REPAIR_MODES)
 
 if TYPE_CHECKING:  # nothing of the benchmark is loaded before a session uses it
     from .leaderboard.reporter import Gate, LeaderboardReporter
@@ -32,8 +33,9 @@ RUN_ID_KEY = "sysmobench_run_id"
 OPTION_NAMES = ("sysmobench_models", "sysmobench_model_config", "sysmobench_method", "sysmobench_refresh",
                 "sysmobench_evaluator", "sysmobench_tasks", "sysmobench_traces", "sysmobench_output",
                 "sysmobench_samples", "sysmobench_jar", "sysmobench_no_cache", "sysmobench_cache", "sysmobench_baseline",
-                "sysmobench_tolerance")
-OPTION_DEFAULTS: dict[str, Any] = {"sysmobench_method": DEFAULT_METHOD, "sysmobench_samples": 1}
+                "sysmobench_tolerance", "sysmobench_repair", "sysmobench_gate")
+OPTION_DEFAULTS: dict[str, Any] = {"sysmobench_method": DEFAULT_METHOD, "sysmobench_samples": 1,
+                                   "sysmobench_repair": DEFAULT_REPAIR, "sysmobench_gate": "composite"}
 
 session_key = pytest.StashKey["BenchmarkSession"]()
 run_id_key = pytest.StashKey[str]()
@@ -81,6 +83,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--sysmobench-tolerance", dest="sysmobench_tolerance", default=None,
                     help="how far a score may drop below the baseline: 0.05, or per phase and composite, "
                          "e.g. p4=0.1,composite=0.02 (default 0)")
+    group.addoption("--sysmobench-gate", dest="sysmobench_gate", default="composite",
+                    choices=("composite", "repaired_composite", "both"),
+                    help="which composite's regression against the baseline fails the run (default composite, "
+                         "the strict one)")
+    group.addoption("--sysmobench-repair", dest="sysmobench_repair", default=DEFAULT_REPAIR, choices=REPAIR_MODES,
+                    help="a spec that P1 or P2 leaves unusable is repaired by allow-listed mechanical edits, "
+                         "checked to keep what it models, and scored in P3 and P4 for the repaired composite, "
+                         "shown beside the strict one (default mechanical; none: strict only)")
     parser.addini("sysmobench_models", "default for --sysmobench-models", default="reference")
     parser.addini("sysmobench_model_config", "default for --sysmobench-model-config", default="")
 
@@ -105,6 +115,7 @@ def _options(config: pytest.Config) -> Options:
         evaluator=config.getoption("sysmobench_evaluator") or None,
         cache_dir=Path(str(config.getoption("sysmobench_cache"))).expanduser().resolve()
         if config.getoption("sysmobench_cache") else None,
+        repair=str(config.getoption("sysmobench_repair") or DEFAULT_REPAIR),
     )
 
 
@@ -157,15 +168,20 @@ def pytest_configure(config: pytest.Config) -> None:
 def _gate(config: pytest.Config) -> Gate | None:
     path = config.getoption("sysmobench_baseline", None)
     tolerance = config.getoption("sysmobench_tolerance", None)
+    gated = config.getoption("sysmobench_gate", None) or "composite"
     if not path:
-        if tolerance:
-            raise pytest.UsageError("--sysmobench-tolerance needs --sysmobench-baseline")
+        for given, name in ((tolerance, "--sysmobench-tolerance"), (gated != "composite", "--sysmobench-gate")):
+            if given:
+                raise pytest.UsageError(f"{name} needs --sysmobench-baseline")
         return None
-    from .leaderboard.baseline import Baseline, BaselineError, Tolerance
+    from .leaderboard.baseline import COMPOSITE, REPAIRED_COMPOSITE, Baseline, BaselineError, Tolerance
     from .leaderboard.reporter import Gate
 
+    if gated == REPAIRED_COMPOSITE and config.getoption("sysmobench_repair", None) == "none":
+        raise pytest.UsageError("--sysmobench-gate repaired_composite needs repair (--sysmobench-repair mechanical)")
+    on = (COMPOSITE, REPAIRED_COMPOSITE) if gated == "both" else (gated,)
     try:
-        return Gate(Baseline.load(Path(path).expanduser().resolve()), Tolerance.parse(tolerance))
+        return Gate(Baseline.load(Path(path).expanduser().resolve()), Tolerance.parse(tolerance), on)
     except BaselineError as exc:
         raise pytest.UsageError(str(exc)) from exc
 
@@ -326,11 +342,12 @@ def sysmobench_phase(request: pytest.FixtureRequest) -> PhaseResult:
         raise _harness_error(item, case, f"harness error: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - recorded, so the leaderboard still has this cell
         raise _harness_error(item, case, f"harness error: {type(exc).__name__}: {exc}") from exc
+    repaired = _repaired(state, case, result)
     after = state.tool_counters()
     result = _against_baseline(request.config, case, result)
     item.stash[result_key] = _record(case, result, tools={k: after[k] - before.get(k, 0) for k in after},
                                      generation=dict(generation) if generation else None,
-                                     provenance=state.provenance())
+                                     provenance=state.provenance(), **repaired)
     for name, value in (("score", result.score), ("status", result.status.value), ("reason", result.reason),
                         ("charged_to", result.charged_to.value), ("cause", result.cause.value if result.cause else "")):
         item.user_properties.append((f"sysmobench.{name}", value))
@@ -338,6 +355,27 @@ def sysmobench_phase(request: pytest.FixtureRequest) -> PhaseResult:
     if result.status is Status.ERROR:
         raise HarnessError(result.reason)
     return result
+
+
+def _repaired(state: BenchmarkSession, case: PhaseCase, result: PhaseResult) -> dict[str, Any]:
+    """P3 and P4 of the repaired spec, for the repaired composite (never this item's outcome): a
+    spec the spec's own P1 or P2 left unusable is repaired once per cell.  A fault of ours while
+    repairing leaves the cell's repaired composite unknown and its strict one as it is."""
+    from .record import RepairSummary, phase_summary
+    from .scoring import REPAIRED_PHASES
+
+    if state.options.repair == "none" or case.phase not in REPAIRED_PHASES or result.score is None:
+        return {}
+    cell = state.cell(case)
+    try:
+        repair = cell.repair()
+        fixed = cell.repaired_result(case.phase)
+    except Exception as exc:  # noqa: BLE001 - the strict result stands; the repair's loss is recorded
+        return {"repair": RepairSummary("error", 0, f"harness error while repairing: {type(exc).__name__}: {exc}").to_json()}
+    declared = cell.candidate().declared_repair
+    summary = RepairSummary("none") if repair is None else RepairSummary(repair.status, len(repair.edits), repair.reason)
+    summary = dataclasses.replace(summary, declared=dict(declared) if declared else None)
+    return {"repair": summary.to_json(), **({"repaired": phase_summary(fixed)} if fixed is not None else {})}
 
 
 def _against_baseline(config: pytest.Config, case: PhaseCase, result: PhaseResult) -> PhaseResult:

@@ -100,6 +100,10 @@ class PhaseRecord:
     tools: dict[str, int] = dataclasses.field(default_factory=dict)
     generation: dict[str, JSON] | None = None
     provenance: dict[str, JSON] = dataclasses.field(default_factory=dict)
+    #: P3 and P4 with repair on: the cell's repair (``RepairSummary.to_json``) ...
+    repair: dict[str, JSON] | None = None
+    #: ... and this phase of the repaired spec (``phase_summary``), when a repair made it usable.
+    repaired: dict[str, JSON] | None = None
 
     @classmethod
     def of(cls, task: str, model: str, sample: int, result: PhaseResult, **extra: Any) -> PhaseRecord:
@@ -110,11 +114,40 @@ class PhaseRecord:
 
     def to_json(self) -> dict[str, JSON]:
         data = dataclasses.asdict(self)
-        if data["generation"] is None:
-            del data["generation"]
+        for optional in ("generation", "repair", "repaired"):
+            if data[optional] is None:
+                del data[optional]
         return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, JSON]) -> PhaseRecord:
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def phase_summary(result: PhaseResult) -> dict[str, JSON]:
+    """A phase result as the board reads one (no details but why it failed and, for P4, the
+    original's share of templates held)."""
+    kept = {k: result.details[k] for k in ("failure_class", "fraction") if k in result.details}
+    return {"phase": result.phase, "status": result.status.value, "score": result.score, "reason": result.reason,
+            "charged_to": result.charged_to.value, "cause": result.cause.value if result.cause else None,
+            "details": jsonable(kept)}
+
+
+@dataclasses.dataclass(frozen=True)
+class RepairSummary:
+    """What the board keeps of a cell's repair: its status as the original's board counts them
+    (none, minor, moderate, heavy, unrepairable; ``error`` when the benchmark could not finish
+    it), its edits and why."""
+
+    status: str
+    edits: int = 0
+    reason: str = ""
+    #: What a SysMoBench repair manifest beside a replayed spec declares (``status``, ``edits``).
+    declared: dict[str, JSON] | None = None
+
+    def to_json(self) -> dict[str, JSON]:
+        data = dataclasses.asdict(self)
+        if self.declared is None:
+            del data["declared"]
+        return data

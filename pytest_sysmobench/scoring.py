@@ -48,6 +48,8 @@ PHASE_TABLE: tuple[Phase, ...] = (
 PHASES: tuple[str, ...] = tuple(p.name for p in PHASE_TABLE)
 WEIGHTS: Mapping[str, float] = {p.name: p.weight for p in PHASE_TABLE}
 _BY_NAME = {**{p.name: p for p in PHASE_TABLE}, **{p.marker: p for p in PHASE_TABLE}}
+#: The phases a spec repair changes (the ones the gates guard); P1 and P2 stay as written.
+REPAIRED_PHASES: tuple[str, ...] = tuple(p.name for p in PHASE_TABLE if not p.gates_later)
 
 
 def phase_of(name: str) -> Phase:
@@ -198,8 +200,7 @@ def repaired_composite(strict: Mapping[str, PhaseResult | None],
     written (usable already, or unrepairable and so blocked at 0).  A phase without a score
     leaves it unknown, as it does the strict composite."""
     later = repaired if repaired is not None else strict
-    return composite({"syntax": strict.get("syntax"), "runtime": strict.get("runtime"),
-                      "conformance": later.get("conformance"), "invariants": later.get("invariants")})
+    return composite({p: (later if p in REPAIRED_PHASES else strict).get(p) for p in PHASES})
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from .prompts import MethodError
 from .answers import AnswerStore
 from .sources import GeneratedSource, MutantSource, ReplaySource, SpecSource, UnknownModel, resolve_source
 from .scoring import PHASES
-from .settings import CACHE_ENV
+from .settings import CACHE_ENV, DEFAULT_REPAIR
 from .tasks import Task, TaskLoad, load_tasks
 from .tla.driver import ToolRunner
 from .tla.jar import find_jar, find_java
@@ -34,8 +34,6 @@ from .tla.toolchain import Toolchain
 
 
 @dataclass(frozen=True)
-
-
 class Options:
     models: tuple[str, ...]
     tasks_dir: Path
@@ -50,6 +48,7 @@ class Options:
     refresh: bool = False
     evaluator: str | None = None
     cache_dir: Path | None = None
+    repair: str = DEFAULT_REPAIR
 
 
 @dataclass(frozen=True)

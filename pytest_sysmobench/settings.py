@@ -15,3 +15,7 @@ CACHE_ENV = "SYSMOBENCH_CACHE"
 #: The model configuration: this file in the rootdir, or the file this variable names.
 CONFIG_FILE = "sysmobench-models.yaml"
 CONFIG_ENV = "SYSMOBENCH_MODEL_CONFIG"
+#: How a spec that P1 or P2 leaves unusable is repaired for the repaired composite
+#: (``--sysmobench-repair``): not at all, or by the allow-listed mechanical rules.
+REPAIR_MODES: tuple[str, ...] = ("none", "mechanical")
+DEFAULT_REPAIR = "mechanical"

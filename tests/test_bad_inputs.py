@@ -49,7 +49,7 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
-from pytest_sysmobench import PHASES, Status, load_task
+from pytest_sysmobench import PHASES, Cell, Status, load_task
 from pytest_sysmobench.scoring import Cause
 from pytest_sysmobench.tasks import TaskError, load_tasks
 from pytest_sysmobench.sources import ReplaySource
@@ -167,6 +167,8 @@ class Outcome:
     results: dict[str, Any]
     notes: tuple[str, ...]
     elapsed: float
+    #: What went wrong repairing the spec, if anything did.
+    repair_problem: str | None = None
 
 
 class Corpus:
@@ -201,8 +203,21 @@ class Corpus:
                 start = time.monotonic()
                 results = cell.evaluate()
                 elapsed = time.monotonic() - start
-            self.outcomes[name] = Outcome(results, cell.candidate().notes, elapsed)
+                repair = _repair_of(cell)
+            self.outcomes[name] = Outcome(results, cell.candidate().notes, elapsed, repair)
         return self.outcomes[name]
+
+
+def _repair_of(cell: Cell) -> str | None:
+    """The run repairs every spec P1 or P2 leaves unusable: hostile input must be contained there
+    too (a raised exception is what the run would record as a harness error)."""
+    try:
+        outcome = cell.repaired()
+    except Exception as exc:  # noqa: BLE001 - named in the case's problems
+        return f"repair raised {type(exc).__name__}: {exc}"
+    if outcome.repair is not None and not outcome.repair.reason.strip() and not outcome.repair.repaired:
+        return f"repair {outcome.repair.status} without a reason"
+    return None
 
 
 def _brings_own_data(name: str) -> bool:
@@ -362,6 +377,8 @@ def test_bad_input(world: World, corpus: Corpus, case: str) -> None:
         for item in want.get("details") or []:
             if item not in details:
                 problems.append(f"{phase}: details lack {item!r}")
+    if outcome.repair_problem:
+        problems.append(outcome.repair_problem)
     notes = " | ".join(outcome.notes)
     for item in expect.get("notes") or []:
         if item not in notes:

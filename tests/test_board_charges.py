@@ -257,11 +257,13 @@ def test_the_csv_ends_each_row_with_who_the_cell_is_charged_to_and_why() -> None
     board = report.build(_curp_beside_perfect_references(), {}, "run")
     lines = report.cells_csv(board).splitlines()
     assert lines[0] == ("task,model,sample,syntax_score,syntax_status,runtime_score,runtime_status,conformance_score,"
-                        "conformance_status,invariants_score,invariants_status,composite,charged_to,cause")
-    assert lines[1] == "curp,reference,0,,skipped,,skipped,,skipped,,skipped,,benchmark,system_unavailable"
-    assert lines[2] == "dqueue,reference,0,1.0,passed,1.0,passed,1.0,passed,1.0,passed,1.0,spec,"
+                        "conformance_status,invariants_score,invariants_status,composite,charged_to,cause,"
+                        "repair_status,repair_edits,repaired_composite,declared_repair")
+    # Run without repair: its three columns are empty.
+    assert lines[1] == "curp,reference,0,,skipped,,skipped,,skipped,,skipped,,benchmark,system_unavailable,,,,"
+    assert lines[2] == "dqueue,reference,0,1.0,passed,1.0,passed,1.0,passed,1.0,passed,1.0,spec,,,,,"
     old = json.loads(BASELINE.read_text())  # a board without charges: derived, same columns
-    assert report.cells_csv(old).splitlines()[1].endswith(",,benchmark,system_unavailable")
+    assert report.cells_csv(old).splitlines()[1].endswith(",,benchmark,system_unavailable,,,,")
 
 
 # ------------------------------------------------------------------ the terminal, in a real run
@@ -287,7 +289,7 @@ def test_the_terminal_says_what_each_model_was_scored_on_and_what_was_left_out(s
     board = json.loads((output / "leaderboard.json").read_text())
     (row,) = board["models"]
     assert row["pass_at_k"] == {p: {"1": 1.0} for p in PHASES} and row["composite"] == 1.0
-    assert (output / "leaderboard.csv").read_text().splitlines()[1].endswith(",benchmark,system_unavailable")
+    assert (output / "leaderboard.csv").read_text().splitlines()[1].endswith(",benchmark,system_unavailable,,,,")
     assert "benchmark: system_unavailable" in (output / "leaderboard.html").read_text()
 
     only_p1 = spin_and_curp.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "-m", "p1")

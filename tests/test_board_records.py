@@ -15,8 +15,8 @@ from pytest_sysmobench.leaderboard import board as report
 from pytest_sysmobench.leaderboard.baseline import Tolerance, bless, compare
 from pytest_sysmobench.leaderboard.html import render
 from pytest_sysmobench.leaderboard.records import Board, PhaseCell
-from pytest_sysmobench.record import CellId, PhaseRecord
-from pytest_sysmobench.scoring import PHASES, Cause, PhaseResult, Status
+from pytest_sysmobench.record import CellId, PhaseRecord, RepairSummary, phase_summary
+from pytest_sysmobench.scoring import PHASES, REPAIRED_PHASES, Cause, PhaseResult, Status
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = ROOT / "data" / "baselines" / "reference.json"
@@ -48,6 +48,13 @@ def results(draw: st.DrawFn, phase: str) -> PhaseResult:
     return PhaseResult(phase, draw(UNSCORED), None, draw(st.text(max_size=20)), details, cause=cause)
 
 
+DECLARED = st.fixed_dictionaries({"status": st.sampled_from(["minor", "unknown", "unreadable"]),
+                                  "edits": st.none() | st.integers(0, 40), "by": st.just("repair_manifest.json")},
+                                 optional={"problem": st.text(min_size=1, max_size=8)})
+REPAIRS = st.builds(RepairSummary, st.sampled_from(["none", "minor", "moderate", "heavy", "unrepairable", "error"]),
+                    st.integers(0, 12), st.text(max_size=12), st.none() | DECLARED)
+
+
 @st.composite
 def records(draw: st.DrawFn) -> list[dict[str, Any]]:
     """The records of a run, in the order a parallel run might report them."""
@@ -55,9 +62,15 @@ def records(draw: st.DrawFn) -> list[dict[str, Any]]:
     out = []
     for task, model, sample in cells:
         generation = draw(st.none() | GENERATION)  # every phase of a cell has the same candidate
+        repair = draw(st.none() | REPAIRS)  # so is its repair, on the records of P3 and P4
         for phase in draw(st.lists(st.sampled_from(PHASES), unique=True, min_size=1)):
             result = draw(results(phase))
-            out.append(PhaseRecord.of(task, model, sample, result, generation=generation).to_json())
+            extra: dict[str, Any] = {}
+            if repair is not None and phase in REPAIRED_PHASES:
+                extra["repair"] = repair.to_json()
+                if repair.status in ("minor", "moderate", "heavy"):
+                    extra["repaired"] = phase_summary(draw(results(phase)))
+            out.append(PhaseRecord.of(task, model, sample, result, generation=generation, **extra).to_json())
     return draw(st.permutations(out))
 
 

@@ -287,3 +287,51 @@ def test_the_cli_renders_any_board_and_refuses_what_is_not_one(tmp_path: Path,
     (tmp_path / "junk.json").write_text("[1, 2]")
     assert main(["leaderboard", "html", str(tmp_path / "junk.json")]) == 2
     assert "not a leaderboard" in capsys.readouterr().err
+
+
+def _repaired_board() -> dict[str, Any]:
+    """Three spin samples of one model: usable as written, repaired with one edit, unrepairable."""
+    usable = {p: ("passed", 1.0) for p in PHASES}
+    broken = {"syntax": ("passed", 1.0), "runtime": ("failed", 0.4), "conformance": ("blocked", 0.0),
+              "invariants": ("blocked", 0.0)}
+    cells = [(usable, {"status": "none", "edits": 0, "reason": ""}, None),
+             (broken, {"status": "minor", "edits": 1, "reason": "usable after 1 edit(s)"}, 1.0),
+             (broken, {"status": "unrepairable", "edits": 0, "reason": "no rule applies: runtime: <b>x</b>"}, None)]
+    records = []
+    for sample, (strict, repair, repaired) in enumerate(cells):
+        for phase, (status, score) in strict.items():
+            extra: dict[str, Any] = {}
+            if phase in ("conformance", "invariants"):
+                extra["repair"] = repair
+                if repaired is not None:
+                    extra["repaired"] = {"status": "passed", "score": repaired, "reason": "", "charged_to": "spec"}
+            records.append(_record("spin", "sonnet", phase, status, score, sample=sample, **extra))
+    return report.build(records, {}, "run").to_json()
+
+
+def test_the_repaired_composite_stands_beside_the_strict_one_with_counts_per_status() -> None:
+    board = _repaired_board()
+    (model,) = board["models"]
+    assert model["repairs"] == {"none": 1, "minor": 1, "unrepairable": 1}
+    assert model["composite"] == round((1.0 + 0.21 + 0.21) / 3, 6)
+    assert model["repaired_composite"] == round((1.0 + 0.91 + 0.21) / 3, 6)
+    page = render(board)
+    assert _parsed(page).tags <= PAGE_TAGS and "<b>x</b>" not in page
+    row = _row_of(page, "models", "sonnet")
+    assert f"{model['composite']:.3f} {model['repaired_composite']:.3f} none 1 minor 1 unrepairable 1" in row, row
+    assert "repaired composite = the same weights" in _text(page)
+
+
+@pytest.mark.browser
+def test_chromium_shows_each_cells_repair_and_why_it_could_not_be_made(browser: Any, tmp_path: Path) -> None:
+    (tmp_path / "repaired.html").write_text(render(_repaired_board()))
+    visit = _Visit(browser, tmp_path / "repaired.html", tmp_path / "repaired.png")
+    assert visit.console == [] and visit.requests == [visit.url]
+    heads = visit.page.locator("table.cells thead th").all_inner_texts()
+    assert heads.index("repaired") == heads.index("composite") + 1
+    repaired = visit.page.locator("table.cells td.repaired").all_inner_texts()
+    assert [" ".join(t.split()) for t in repaired] == ["1.000 none", "0.910 minor · 1 edit", "0.210 unrepairable"]
+    why = visit.page.locator("table.cells td.repaired details").last
+    assert not why.locator("div").is_visible()
+    why.locator("summary").click()
+    assert why.locator("div").inner_text() == "no rule applies: runtime: <b>x</b>"

@@ -5,6 +5,8 @@ that changes what a spec models passes the intent check (every seeded mutant is 
 from __future__ import annotations
 
 import dataclasses
+import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_sysmobench import Task, composite, load_tasks
+from pytest_sysmobench.leaderboard.baseline import bless
 from pytest_sysmobench.repair import Edit, Repairer, judge
 from pytest_sysmobench.repair.rules import Problem, python_isms
 from pytest_sysmobench.session import Scorer
@@ -249,3 +252,96 @@ def test_a_tree_nested_past_any_spec_is_refused_cleanly() -> None:
     assert read_tree(module(200)).definitions["D"].body[1] == "\\lnot"
     with pytest.raises(TreeError, match="nested deeper"):
         read_tree(module(MAX_DEPTH + 1000))
+
+
+# -- a run with repair: the board, the CSV, the terminal and the gate ------------------------------
+
+
+@pytest.fixture
+def needs_unchanged(pytester: pytest.Pytester) -> pytest.Pytester:
+    """The spin task, its traces, and a replayed spin spec whose Acquire forgets UNCHANGED callType."""
+    shutil.copytree(ROOT / "tasks" / "spin", pytester.path / "tasks" / "spin")
+    shutil.copytree(TRACES / "spin", pytester.path / "data" / "traces" / "spin")
+    (pytester.path / "benchmarks").mkdir()
+    shutil.copy(ROOT / "benchmarks" / "test_sysmobench.py", pytester.path / "benchmarks")
+    reference = ROOT / "tasks" / "spin" / "reference"
+    specs = pytester.path / "specs" / "spin"
+    specs.mkdir(parents=True)
+    (specs / "Spin.tla").write_text((reference / "Spin.tla").read_text().replace("    /\\ UNCHANGED callType\n", "", 1))
+    for name in ("Spin.cfg", "mapping.yaml"):
+        shutil.copy(reference / name, specs / name)
+    return pytester
+
+
+def _run(bench: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "replay:specs", *args)
+
+
+def test_a_run_shows_the_repaired_composite_beside_the_strict_one_and_can_gate_on_it(needs_unchanged: pytest.Pytester) -> None:
+    bench = needs_unchanged
+    result = _run(bench)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # P2 fails as written: repair never changes an item's outcome
+    board = json.loads((bench.path / ".sysmobench" / "leaderboard.json").read_text())
+    (cell,) = board["cells"]
+    p1, p2 = cell["phases"]["syntax"]["score"], cell["phases"]["runtime"]["score"]
+    assert cell["phases"]["conformance"]["status"] == "blocked" and cell["composite"] == round(0.15 * p1 + 0.15 * p2, 6)
+    assert (cell["repair"]["status"], cell["repair"]["edits"]) == ("minor", 1)
+    assert {p: r["score"] for p, r in cell["repair"]["phases"].items()} == {"conformance": 1.0, "invariants": 1.0}
+    assert cell["repaired_composite"] == round(0.15 * p1 + 0.15 * p2 + 0.70, 6) > cell["composite"]
+    (model,) = board["models"]
+    assert model["repairs"] == {"minor": 1} and model["repaired_composite"] == cell["repaired_composite"]
+    assert model["composite"] == cell["composite"]  # never merged into one number
+    last = (bench.path / ".sysmobench" / "leaderboard.csv").read_text().splitlines()[-1]
+    assert last.endswith(f",minor,1,{float(cell['repaired_composite'])!r},")
+    result.stdout.fnmatch_lines(["task*composite*repaired*", f"spin*{cell['repaired_composite']:.3f} (minor, 1 edit)*",
+                                 f"replay:specs: repairs minor 1; repaired composite {cell['repaired_composite']:.3f} "
+                                 f"(strict {cell['composite']:.3f})"])
+    run_dir = bench.path / ".sysmobench" / "runs" / board["run_id"] / "spin" / "replay_specs" / "s0" / "repaired"
+    manifest = json.loads((run_dir / "repair_manifest.json").read_text())
+    assert manifest["status"] == "minor" and manifest["repaired_composite"] == cell["repaired_composite"]
+    assert [op["rule"] for op in manifest["ops"]] == ["A15"]
+
+    # The gate: a baseline whose repaired composite was higher fails the run only when asked to gate on it.
+    blessed = bless(board).to_json()
+    blessed["cells"][0]["repaired_composite"] = 1.0
+    baseline = bench.path / "baseline.json"
+    baseline.write_text(json.dumps(blessed))
+    strict_gate = _run(bench, "--sysmobench-baseline", str(baseline))
+    assert strict_gate.ret == pytest.ExitCode.OK, strict_gate.stdout.str()[-2000:]
+    strict_gate.stdout.fnmatch_lines(["*spin/replay:specs repaired_composite: regressed: baseline 1.00, now 0.*"])
+    repaired_gate = _run(bench, "--sysmobench-baseline", str(baseline), "--sysmobench-gate", "repaired_composite")
+    assert repaired_gate.ret == pytest.ExitCode.TESTS_FAILED
+
+    # Without repair: the strict board alone, as before.
+    plain = _run(bench, "--sysmobench-repair", "none", "--sysmobench-output", "plain")
+    (cell,) = json.loads((bench.path / "plain" / "leaderboard.json").read_text())["cells"]
+    assert "repair" not in cell and "repaired_composite" not in cell
+    assert "repairs" not in plain.stdout.str() and " repaired " not in plain.stdout.str()
+
+
+def test_gating_on_the_repaired_composite_needs_a_baseline_and_repair(needs_unchanged: pytest.Pytester) -> None:
+    result = _run(needs_unchanged, "--sysmobench-gate", "both")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--sysmobench-gate needs --sysmobench-baseline" in result.stderr.str()
+
+
+def test_a_replayed_spec_shows_the_repair_its_sysmobench_manifest_declares(tmp_path: Path) -> None:
+    """SysMoBench's repaired board keeps a repair_manifest.json beside each spec: replaying that
+    folder shows what it declares beside the benchmark's own repair status; a file that is no
+    manifest says so and the cell is scored all the same."""
+    task = TASKS["spin"]
+    reference = (ROOT / "tasks" / "spin" / "reference" / "Spin.tla").read_text()
+    source = _replayed(tmp_path, task, reference)
+    folder = tmp_path / "specs" / "spin"
+    (folder / "repair_manifest.json").write_text(json.dumps(
+        {"applied": True, "status": "minor", "p1_passed": True, "p2_passed": True, "edit_count": 2,
+         "ops": [{"rule": "A1", "location": "line 2", "summary": "Added EXTENDS Bags"}] * 2}))
+    assert source.candidate(task, 0).declared_repair == {"status": "minor", "edits": 2, "by": "repair_manifest.json"}
+    (folder / "repair_manifest.json").write_text('{"status": "glorious", "ops": [1, 2, 3]}')
+    assert source.candidate(task, 0).declared_repair == {"status": "unknown", "edits": 3, "by": "repair_manifest.json"}
+    (folder / "repair_manifest.json").write_text("[not json")
+    declared = source.candidate(task, 0).declared_repair
+    assert declared is not None and declared["status"] == "unreadable" and "JSONDecodeError" in declared["problem"]
+    assert source.candidate(task, 0).tla == reference
+    (folder / "repair_manifest.json").unlink()
+    assert source.candidate(task, 0).declared_repair is None

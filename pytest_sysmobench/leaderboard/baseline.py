@@ -22,6 +22,9 @@ from ..scoring import PHASE_TABLE, PHASES, phase_of
 from .records import Board, CellRow, PhaseCell, as_board
 
 COMPOSITE = "composite"
+#: The repaired composite, compared as the strict one is (its tolerance defaults to the composite's).
+REPAIRED_COMPOSITE = "repaired_composite"
+COMPOSITES = (COMPOSITE, REPAIRED_COMPOSITE)
 _PHASE_NAMES = {n for p in PHASE_TABLE for n in (p.name, p.marker)}
 #: Provenance that changes what a score means: a baseline from another jar or Java is compared with a warning.
 PROVENANCE_KEYS = ("jar_sha256", "java_version", "library_sha256")
@@ -37,6 +40,8 @@ class Tolerance:
 
     phases: Mapping[str, float] = field(default_factory=dict)
     composite: float = 0.0
+    #: None: the composite's.
+    repaired: float | None = None
 
     @classmethod
     def parse(cls, text: str | None) -> Tolerance:
@@ -47,22 +52,21 @@ class Tolerance:
             value = _fraction(items[0], "--sysmobench-tolerance")
             return cls({p: value for p in PHASES}, value)
         phases: dict[str, float] = {}
-        composite = 0.0
         for item in items:
             name, sep, raw = item.partition("=")
             name = name.strip()
             name = phase_of(name).name if name.lower() in _PHASE_NAMES else name
-            if not sep or (name not in PHASES and name != COMPOSITE):
+            if not sep or (name not in PHASES and name not in COMPOSITES):
                 raise BaselineError(f"--sysmobench-tolerance: {item!r} is not PHASE=VALUE "
-                                    f"(phases: {', '.join(PHASES)}, {PHASE_TABLE[0].marker}..{PHASE_TABLE[-1].marker}, composite)")
-            value = _fraction(raw, f"--sysmobench-tolerance {name}")
-            if name == COMPOSITE:
-                composite = value
-            else:
-                phases[name] = value
-        return cls(phases, composite)
+                                    f"(phases: {', '.join(PHASES)}, {PHASE_TABLE[0].marker}..{PHASE_TABLE[-1].marker}, "
+                                    f"{', '.join(COMPOSITES)})")
+            phases[name] = _fraction(raw, f"--sysmobench-tolerance {name}")
+        composite = phases.pop(COMPOSITE, 0.0)
+        return cls(phases, composite, phases.pop(REPAIRED_COMPOSITE, None))
 
     def of(self, phase: str) -> float:
+        if phase == REPAIRED_COMPOSITE:
+            return self.composite if self.repaired is None else self.repaired
         return self.composite if phase == COMPOSITE else float(self.phases.get(phase, 0.0))
 
 
@@ -160,6 +164,8 @@ class Baseline:
             return None
         if phase == COMPOSITE:
             return cell.composite
+        if phase == REPAIRED_COMPOSITE:
+            return cell.repaired_composite
         return scored(cell.phases.get(phase))
 
     def cause(self, task: str, model: str, sample: int, phase: str) -> str | None:
@@ -169,12 +175,18 @@ class Baseline:
             return None
         if phase == COMPOSITE:
             return cell.cause
+        if phase == REPAIRED_COMPOSITE:
+            return cell.cause or (cell.repair.cause if cell.repair is not None else None)
         result = cell.phases.get(phase)
         return result.cause if result is not None else None
 
     def has(self, task: str, model: str, sample: int, phase: str) -> bool:
         cell = self._cell(task, model, sample)
-        return cell is not None and (phase == COMPOSITE or phase in cell.phases)
+        if cell is None:
+            return False
+        if phase == REPAIRED_COMPOSITE:
+            return cell.repair is not None
+        return phase == COMPOSITE or phase in cell.phases
 
     def provenance_mismatches(self, provenance: Mapping[str, Any]) -> list[str]:
         theirs = self.board.provenance
@@ -187,9 +199,11 @@ def compare(before: Board | Mapping[str, Any], after: Board | Mapping[str, Any],
     base = Baseline(before, Path("-"))
     now = Baseline(after, Path("-"))
     keys = sorted({(c.task, c.model, c.sample) for c in [*base.board.cells, *now.board.cells]})
+    # A baseline blessed from a run without repair has no repaired composite to hold a run to.
+    repaired = any(cell.repair is not None for cell in base.board.cells)
     changes = []
     for task, model, sample in keys:
-        for phase in (*PHASES, COMPOSITE):
+        for phase in (*PHASES, *(COMPOSITES if repaired else (COMPOSITE,))):
             if not (base.has(task, model, sample, phase) or now.has(task, model, sample, phase)):
                 continue
             old, new = base.score(task, model, sample, phase), now.score(task, model, sample, phase)

@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..cache import atomic_write_text
-from ..scoring import PHASES, WEIGHTS, Cause, Charge, PhaseResult, Status, composite, pass_at_k, phase_of
+from ..scoring import (PHASES, REPAIRED_PHASES, WEIGHTS, Cause, Charge, PhaseResult, Status, composite, pass_at_k, phase_of,
+                       repaired_composite)
 from . import html as html_report
 from .charges import cell_charge, charge_of
-from .records import JSON, SCHEMA, Board, CellRow, ModelRow, PhaseCell, TaskRow, as_board, real
+from .records import JSON, SCHEMA, Board, CellRow, ModelRow, PhaseCell, RepairCell, TaskRow, as_board, real
 
 Record = Mapping[str, JSON]
 
@@ -44,9 +45,17 @@ class _Gathered:
     runs: set[str] = dataclasses.field(default_factory=set)
     generation: dict[str, JSON] | None = None
     evaluator: dict[str, JSON] | None = None
+    #: The cell's repair as its P3/P4 records say (the last wins), and the repaired spec's phases.
+    repair: Mapping[str, JSON] | None = None
+    repaired: dict[str, PhaseCell] = dataclasses.field(default_factory=dict)
 
     def add(self, record: Record) -> None:
         self.phases[record["phase"]] = _phase(record)
+        if isinstance(record.get("repair"), Mapping):
+            self.repair = record["repair"]
+            self.repaired.pop(record["phase"], None)
+        if isinstance(record.get("repaired"), Mapping):
+            self.repaired[record["phase"]] = _phase({**record["repaired"], "phase": record["phase"]})
         if record.get("run_id"):
             self.runs.add(str(record["run_id"]))
         if record.get("generation"):
@@ -63,8 +72,16 @@ class _Gathered:
         # A cell the benchmark could not score in full has no composite: a phase not run (-m p4)
         # or without a score is unknown, never a 0.
         score = _composite(phases) if charged_to == Charge.SPEC.value else None
+        repair = self._repair()
+        repaired = _repaired_composite(phases, repair) if repair is not None and score is not None else None
         return CellRow(task, model, sample, phases, charged_to, cause, score, tuple(sorted(self.runs)),
-                       self.generation, self.evaluator)
+                       self.generation, self.evaluator, repair, repaired)
+
+    def _repair(self) -> RepairCell | None:
+        if self.repair is None:
+            return None
+        given = RepairCell.from_json(self.repair)
+        return dataclasses.replace(given, phases={p: self.repaired[p] for p in PHASES if p in self.repaired})
 
 
 def _class_counts(failed: Iterable[tuple[str, str]]) -> dict[str, dict[str, int]]:
@@ -104,7 +121,19 @@ def _cells(records: Iterable[Record]) -> tuple[CellRow, ...]:
 
 
 def _composite(phases: Mapping[str, PhaseCell]) -> float | None:
-    return composite({p: PhaseResult(p, Status(v.status), v.score) for p, v in phases.items()})
+    return composite(_results(phases))
+
+
+def _results(phases: Mapping[str, PhaseCell]) -> dict[str, PhaseResult]:
+    return {p: PhaseResult(p, Status(v.status), v.score) for p, v in phases.items()}
+
+
+def _repaired_composite(phases: Mapping[str, PhaseCell], repair: RepairCell) -> float | None:
+    """P1 and P2 as written, P3 and P4 of the repaired spec (as written when nothing was
+    repaired); unknown when the benchmark could not finish the repair."""
+    if repair.cause is not None:
+        return None
+    return repaired_composite(_results(phases), _results(repair.phases) if repair.phases else None)
 
 
 def _usage_of(generation: Mapping[str, JSON]) -> dict[str, JSON]:
@@ -190,7 +219,25 @@ def _model_row(model: str, mine: list[CellRow], groups: tuple[TaskRow, ...]) -> 
         failure_classes=_class_counts((p, r.failure_class) for c in mine for p, r in c.phases.items()
                                         if r.failure_class),
         usage=_spend(mine) if _spent_any(mine) else None,
+        **_repairs(scored),
     )
+
+
+def _repairs(scored: list[CellRow]) -> dict[str, Any]:
+    """Counts per repair status and the mean repaired composite, over the scored cells that were
+    run with repair on; nothing when none was."""
+    repaired = [c for c in scored if c.repair is not None]
+    if not repaired:
+        return {}
+    counts: dict[str, int] = {}
+    for cell in repaired:
+        counts[cell.repair.status] = counts.get(cell.repair.status, 0) + 1  # type: ignore[union-attr]
+    return {"repairs": dict(sorted(counts.items(), key=lambda kv: _REPAIR_ORDER.get(kv[0], 99))),
+            "repaired_composite": _mean(c.repaired_composite for c in repaired)}
+
+
+#: The original's statuses in their order, then ours.
+_REPAIR_ORDER = {s: k for k, s in enumerate(("none", "minor", "moderate", "heavy", "unrepairable", "error"))}
 
 
 def _models(cells: tuple[CellRow, ...], groups: tuple[TaskRow, ...]) -> tuple[ModelRow, ...]:
@@ -228,8 +275,23 @@ def records_of(board: Board | Mapping[str, JSON]) -> list[dict[str, JSON]]:
                             "charged_to": result.charged_to, "cause": result.cause,
                             "failure_class": result.failure_class, "template_fraction": result.template_fraction,
                             "run_id": run,
-                            "generation": cell.generation, "cell_evaluator": cell.evaluator})
+                            "generation": cell.generation, "cell_evaluator": cell.evaluator,
+                            **_repair_record(cell, phase)})
     return records
+
+
+def _repair_record(cell: CellRow, phase: str) -> dict[str, JSON]:
+    """What a P3/P4 record said of the cell's repair, read back from its row."""
+    if cell.repair is None or phase not in REPAIRED_PHASES:
+        return {}
+    repair = cell.repair
+    found: dict[str, JSON] = {"repair": {k: v for k, v in repair.to_json().items() if k != "phases"}}
+    fixed = repair.phases.get(phase)
+    if fixed is not None:
+        found["repaired"] = {"status": fixed.status, "score": fixed.score, "reason": fixed.reason,
+                             "charged_to": fixed.charged_to, "cause": fixed.cause,
+                             "failure_class": fixed.failure_class, "template_fraction": fixed.template_fraction}
+    return found
 
 
 def merge(previous: Board | Mapping[str, JSON] | None, current: Board | Mapping[str, JSON]) -> Board:
@@ -313,7 +375,7 @@ def usage_line(usage: Mapping[str, JSON], tools: Mapping[str, int]) -> str:
 
 
 CSV_COLUMNS = ("task", "model", "sample", *[f"{p}_{k}" for p in PHASES for k in ("score", "status")], "composite",
-               "charged_to", "cause")
+               "charged_to", "cause", "repair_status", "repair_edits", "repaired_composite", "declared_repair")
 
 
 def cells_csv(board: Board | Mapping[str, JSON]) -> str:
@@ -328,6 +390,9 @@ def cells_csv(board: Board | Mapping[str, JSON]) -> str:
             result = cell.phases.get(phase)
             row += [_csv_number(result.score), result.status] if result else ["", ""]
         row += [_csv_number(cell.composite), cell.charged_to, cell.cause or ""]
+        repair = cell.repair
+        row += [repair.status, repair.edits, _csv_number(cell.repaired_composite)] if repair else ["", "", ""]
+        row.append((repair.declared or {}).get("status", "") if repair else "")
         writer.writerow(row)
     return out.getvalue()
 
@@ -361,18 +426,43 @@ def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
+def _repaired_mark(cell: CellRow) -> str:
+    """'0.700 (minor, 1 edit)'; a cell usable as written shows its number alone."""
+    repair = cell.repair
+    if repair is None:
+        return "-"
+    if repair.status == "none":
+        return _number(cell.repaired_composite)
+    edits = f", {repair.edits} edit{'s' if repair.edits != 1 else ''}" if repair.edits else ""
+    return f"{_number(cell.repaired_composite)} ({repair.status}{edits})"
+
+
+def repairs_line(row: ModelRow) -> str | None:
+    """'etcd-model: repairs none 8, minor 1, unrepairable 1; repaired composite 0.712 (strict
+    0.655)', when a spec of the model needed repair."""
+    if row.repairs is None or set(row.repairs) <= {"none"}:
+        return None
+    counts = ", ".join(f"{status} {n}" for status, n in row.repairs.items())
+    return (f"{row.model}: repairs {counts}; repaired composite {_number(row.repaired_composite)} "
+            f"(strict {_number(row.composite)})")
+
+
 def table(board: Board | Mapping[str, JSON]) -> str:
-    """A terminal table: one row per cell, then one per model."""
+    """A terminal table: one row per cell, then one per model; when a spec needed repair, the
+    repaired composite in a column of its own beside the strict one."""
     board = as_board(board)
-    headers = ["task", "model", *(phase_of(p).short for p in PHASES), "composite"]
+    repaired = any(cell.repair is not None and cell.repair.status != "none" for cell in board.cells)
+    headers = ["task", "model", *(phase_of(p).short for p in PHASES), "composite", *(["repaired"] if repaired else [])]
     rows = []
     for cell in board.cells:
         label = cell.model + (f" s{cell.sample}" if cell.sample else "")
         left = "" if cell.is_spec else f" left out ({cell.cause})"
-        rows.append([cell.task, label, *[_fmt(cell.phases.get(p)) for p in PHASES], _number(cell.composite) + left])
+        row = [cell.task, label, *[_fmt(cell.phases.get(p)) for p in PHASES], _number(cell.composite) + left]
+        rows.append(row + ([_repaired_mark(cell)] if repaired else []))
     for model in board.models:
         means = ["-" if model.means[p] is None else f"{model.means[p]:.2f}" for p in PHASES]
-        rows.append(["(mean)", model.model, *means, _number(model.composite)])
+        rows.append(["(mean)", model.model, *means, _number(model.composite),
+                     *([_number(model.repaired_composite)] if repaired else [])])
     widths = [max(len(str(x)) for x in column) for column in zip(headers, *rows)]
     line = lambda cols: "  ".join(str(c).ljust(w) for c, w in zip(cols, widths))  # noqa: E731
     return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])

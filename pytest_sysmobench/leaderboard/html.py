@@ -34,6 +34,10 @@ COLUMN_HELP = {
     "left out": "cells the benchmark could not score (its fault, not the spec's), by cause; kept out of every mean",
     **{p.label: f"{p.checks} (0-1; in the models table, the mean over scored cells)" for p in PHASE_TABLE},
     "composite": "0.15·P1 + 0.15·P2 + 0.35·P3 + 0.35·P4 (the mean over scored cells in the models table)",
+    "repaired": "the repaired composite, beside the strict one and never merged with it: P1 and P2 as written, "
+                "P3 and P4 of the spec after mechanical repair (as written when it needed none or could not be "
+                "repaired); under it, how many cells needed what repair (none, minor 1-3 edits, moderate 4-10, "
+                "heavy 11+, unrepairable)",
     "best of k": "the mean over tasks of the best composite among each task's samples",
     "pass@1 P4": "the chance that one sample keeps every invariant template (pass@k, unbiased estimate)",
     "cost": "tokens and dollars spent asking the model (and any evaluator) for this row",
@@ -92,6 +96,10 @@ def _header(board: Board) -> list[str]:
              f'<p class="meta">composite = {formula}; a cell charged to the benchmark (a phase it could not '
              "score, or one not run) has no composite and is kept out of every mean, best of k and pass@k, "
              "counted apart by cause</p>"]
+    if any(cell.repair is not None for cell in board.cells):
+        lines.append('<p class="meta">repaired composite = the same weights over P1 and P2 as written and P3 and '
+                     "P4 of the spec after mechanical repair (allow-listed edits, each checked to keep what the spec "
+                     "models): shown beside the composite, never merged with it</p>")
     if board.interrupted:
         lines.append('<p class="banner">This run was interrupted: the board holds only what finished.</p>')
     if board.usage:
@@ -99,9 +107,10 @@ def _header(board: Board) -> list[str]:
     return lines
 
 
-def _models_table(models: Iterable[ModelRow]) -> str:
-    head = ["model", "cells", "scored", "left out", *(PHASE_LABELS[p] for p in PHASES), "composite", "best of k",
-            "pass@1 P4", "cost"]
+def _models_table(models: tuple[ModelRow, ...]) -> str:
+    repaired = any(model.repairs is not None for model in models)
+    head = ["model", "cells", "scored", "left out", *(PHASE_LABELS[p] for p in PHASES), "composite",
+            *(["repaired"] if repaired else []), "best of k", "pass@1 P4", "cost"]
     rows = []
     for model in models:
         pass1 = model.pass_at_k.get("invariants", {}).get("1")
@@ -111,9 +120,34 @@ def _models_table(models: Iterable[ModelRow]) -> str:
             _left_out_cell(model.left_out, model.unscored),
             *(f'<td class="num">{_number(model.means.get(p))}</td>' for p in PHASES),
             f'<td class="num"><b>{_number(model.composite)}</b></td>',
+            *([_repairs_cell(model.repaired_composite, model.repairs)] if repaired else []),
             f'<td class="num">{_number(model.best_of_k)}</td>', f'<td class="num">{_number(pass1)}</td>',
             f"<td>{_e(_cost(model.usage)) if model.usage else '-'}</td>"]) + "</tr>")
     return _table(head, rows, "models") + _legend(head)
+
+
+def _repairs_cell(value: float | None, counts: Mapping[str, int] | None) -> str:
+    """The repaired composite, and how many cells needed which repair under it."""
+    why = "".join(f'<small class="charge">{_e(status)} {n}</small>' for status, n in list((counts or {}).items())[:8])
+    return f'<td class="num repaired"><b>{_number(value)}</b>{why}</td>'
+
+
+def _repaired_cell(cell: CellRow) -> str:
+    """A cell's repaired composite, its repair's status and edits, and why (folded)."""
+    repair = cell.repair
+    if repair is None:
+        return '<td class="num repaired">-</td>'
+    edits = f" · {repair.edits} edit{'s' if repair.edits != 1 else ''}" if repair.edits else ""
+    shown = f'<b>{_number(cell.repaired_composite)}</b><small class="charge">{_e(repair.status)}{edits}</small>'
+    if repair.declared:
+        declared = repair.declared
+        told = f" · {declared['edits']} edits" if declared.get("edits") is not None else ""
+        shown += (f'<small class="charge" title="{_e(declared.get("problem") or declared.get("by"))}">'
+                  f"SysMoBench: {_e(declared.get('status'))}{_e(told)}</small>")
+    if repair.status == "none" or not repair.reason:
+        return f'<td class="num repaired">{shown}</td>'
+    return (f'<td class="num repaired"><details><summary title="show the repair">{shown}</summary>'
+            f"<div>{_e(_cut(repair.reason))}</div></details></td>")
 
 
 def _left_out_cell(counts: Mapping[str, int] | None, unscored: int | None) -> str:
@@ -130,7 +164,10 @@ def _left_out_cell(counts: Mapping[str, int] | None, unscored: int | None) -> st
 def _cells_table(cells: Iterable[CellRow]) -> str:
     """The scored cells, then the ones the benchmark left out folded away under a count (a run
     with a task unavailable here, or a mutant run, would bury the scores under them)."""
-    head = ["task", "model", "sample", *(PHASE_LABELS[p] for p in PHASES), "composite", "runs"]
+    cells = tuple(cells)
+    repaired = any(cell.repair is not None for cell in cells)
+    head = ["task", "model", "sample", *(PHASE_LABELS[p] for p in PHASES), "composite",
+            *(["repaired"] if repaired else []), "runs"]
     scored, left = [], []
     for cell in cells:
         runs = ", ".join(_e(r) for r in cell.runs[:5])
@@ -138,7 +175,7 @@ def _cells_table(cells: Iterable[CellRow]) -> str:
             f"<td>{_name(cell.task)}</td>", f"<td>{_name(cell.model)}</td>",
             f'<td class="num">{_e(cell.sample)}</td>',
             *(_phase_cell(cell.phases.get(p)) for p in PHASES),
-            _composite_cell(cell), f"<td>{runs}</td>"]) + "</tr>")
+            _composite_cell(cell), *([_repaired_cell(cell)] if repaired else []), f"<td>{runs}</td>"]) + "</tr>")
     page = _table(head, scored, "cells") if scored or not left else ""
     if left:
         page += (f'<details class="fold"><summary>{len(left)} cell{"s" if len(left) != 1 else ""} left out by the '

@@ -71,6 +71,43 @@ class PhaseCell:
                    real(data.get("template_fraction")))
 
 
+#: A repair the benchmark could not finish: the cell has no repaired composite.
+REPAIR_ERROR = "error"
+
+
+@dataclass(frozen=True)
+class RepairCell:
+    """A cell's repair, as the original's board counts it (``none`` for a spec usable as
+    written), and P3 and P4 of the repaired spec when a repair made it usable."""
+
+    status: str
+    edits: int
+    reason: str
+    phases: dict[str, PhaseCell]
+    #: A replayed spec's: what the SysMoBench repair manifest beside it declares (status, edits).
+    declared: dict[str, JSON] | None = None
+
+    @property
+    def cause(self) -> str | None:
+        """Why the cell has no repaired composite, when the benchmark could not repair it."""
+        return "harness_error" if self.status == REPAIR_ERROR else None
+
+    def to_json(self) -> dict[str, JSON]:
+        data: dict[str, JSON] = {"status": self.status, "edits": self.edits, "reason": self.reason}
+        if self.phases:
+            data["phases"] = {phase: result.to_json() for phase, result in self.phases.items()}
+        if self.declared is not None:
+            data["declared"] = dict(self.declared)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> RepairCell:
+        given = mapping(data.get("phases"))
+        phases = {p: PhaseCell.from_json(given[p]) for p in PHASES if isinstance(given.get(p), Mapping)}
+        return cls(text(data.get("status")) or REPAIR_ERROR, count(data.get("edits")) or 0, text(data.get("reason")),
+                   phases, _declared(data.get("declared")))
+
+
 @dataclass(frozen=True)
 class CellRow:
     """One cell (task x model x sample): its phases in phase order, and its composite when the
@@ -89,6 +126,10 @@ class CellRow:
     generation: dict[str, JSON] | None = None
     #: The evaluator model's use over the cell's phases.
     evaluator: dict[str, JSON] | None = None
+    #: With repair on (``--sysmobench-repair``): the cell's repair and its repaired composite
+    #: (P1, P2 as written; P3, P4 of the repaired spec, or as written when nothing was repaired).
+    repair: RepairCell | None = None
+    repaired_composite: float | None = None
 
     @property
     def cell_id(self) -> CellId:
@@ -108,6 +149,8 @@ class CellRow:
         if self.evaluator is not None:
             data["evaluator"] = dict(self.evaluator)
         data.update(charged_to=self.charged_to, cause=self.cause, composite=self.composite)
+        if self.repair is not None:
+            data.update(repair=self.repair.to_json(), repaired_composite=self.repaired_composite)
         return data
 
     @classmethod
@@ -115,9 +158,11 @@ class CellRow:
         given = mapping(data.get("phases"))
         phases = {p: PhaseCell.from_json(given[p]) for p in PHASES if isinstance(given.get(p), Mapping)}
         charged_to, cause = _cell_charge_of(data, phases)
+        repair = RepairCell.from_json(data["repair"]) if isinstance(data.get("repair"), Mapping) else None
         return cls(text(data.get("task")), text(data.get("model")), count(data.get("sample")) or 0, phases,
                    charged_to, cause, real(data.get("composite")), _texts(data.get("runs")),
-                   _json_object(data.get("generation")), _json_object(data.get("evaluator")))
+                   _json_object(data.get("generation")), _json_object(data.get("evaluator")), repair,
+                   real(data.get("repaired_composite")) if repair is not None else None)
 
 
 def _cell_charge_of(data: Mapping[str, JSON], phases: Mapping[str, PhaseCell]) -> tuple[str, str | None]:
@@ -182,11 +227,17 @@ class ModelRow:
     #: {phase: {failure class: failed phases}}.
     failure_classes: dict[str, dict[str, int]]
     usage: dict[str, JSON] | None = None
+    #: With repair on: {repair status: cells} over the cells charged to the spec, and the mean
+    #: repaired composite over those that have one (never merged with ``composite``).
+    repairs: dict[str, int] | None = None
+    repaired_composite: float | None = None
 
     def to_json(self) -> dict[str, JSON]:
         data: dict[str, JSON] = {"model": self.model, "cells": self.cells}
         _put_known(data, scored_cells=self.scored_cells, left_out=_copied(self.left_out), unscored=self.unscored)
         data["composite"] = self.composite
+        if self.repairs is not None:
+            data.update(repaired_composite=self.repaired_composite, repairs=dict(self.repairs))
         data.update((phase, self.means.get(phase)) for phase in PHASES)
         data.update(best_of_k=self.best_of_k, pass_at_k=_copied(self.pass_at_k))
         if self.usage is not None:
@@ -200,7 +251,8 @@ class ModelRow:
                    _counts(data.get("left_out")), count(data.get("unscored")), real(data.get("composite")),
                    {phase: real(data.get(phase)) for phase in PHASES}, real(data.get("best_of_k")),
                    _pass_at_k(data.get("pass_at_k")), _failure_classes(data.get("failure_classes")),
-                   _json_object(data.get("usage")))
+                   _json_object(data.get("usage")), _counts(data.get("repairs")),
+                   real(data.get("repaired_composite")))
 
 
 @dataclass(frozen=True)
@@ -303,6 +355,16 @@ def mapping(value: JSON) -> Mapping[str, JSON]:
 def _json_object(value: JSON) -> dict[str, JSON] | None:
     """A part a board keeps as written (usage, provenance): whatever a mapping holds."""
     return dict(value) if isinstance(value, Mapping) else None
+
+
+def _declared(value: JSON) -> dict[str, JSON] | None:
+    """A declared repair as shown: its status as text, its edits as a count."""
+    if not isinstance(value, Mapping):
+        return None
+    declared = {"status": text(value.get("status")) or "unknown", "edits": count(value.get("edits")),
+                "by": text(value.get("by"))}
+    problem = text(value.get("problem"))
+    return {**declared, "problem": problem} if problem else declared
 
 
 def _texts(value: JSON) -> tuple[str, ...]:

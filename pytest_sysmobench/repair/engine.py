@@ -50,6 +50,11 @@ class Repair:
     before: tuple[PhaseResult, ...]
     after: tuple[PhaseResult, ...]
 
+    @classmethod
+    def refused(cls, spec: str, reason: str) -> Repair:
+        """Unrepairable before any rule was tried."""
+        return cls("unrepairable", reason, spec, (), 0, False, None, (), ())
+
     @property
     def repaired(self) -> bool:
         return self.status in ("minor", "moderate", "heavy")
@@ -87,8 +92,7 @@ class Repairer:
 
     def repair(self, candidate: Candidate) -> Repair:
         if candidate.tla is None:
-            return Repair("unrepairable", f"no spec to repair: {candidate.problem or 'none'}", "", (), 0, False,
-                          None, (), ())
+            return Repair.refused("", f"no spec to repair: {candidate.problem or 'none'}")
         original = candidate
         before = self._gate(candidate, "before")
         if all(r.usable for r in before) and len(before) == 2:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 
+import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from ..hints import close_matches
 from ..tasks import IDENTIFIER, Task, TaskError
@@ -84,7 +85,36 @@ class ReplaySource:
             beside = _modules_beside(folder, spec)
         except OversizedAnswer as exc:
             return replace(base, problem=str(exc))
+        manifest = folder / REPAIR_MANIFEST
+        base = replace(base, declared_repair=declared_repair(manifest) if manifest.is_file() else None)
         return with_spec(base, task, text, cfg, mapping if mapping.is_file() else None, beside)
+
+
+#: SysMoBench writes this beside each spec of its repaired board (``specs_repaired/``).
+REPAIR_MANIFEST = "repair_manifest.json"
+#: Its statuses; anything else a manifest says is read as ``unknown``.
+REPAIR_STATUSES = ("none", "minor", "moderate", "heavy", "unrepairable")
+MAX_MANIFEST_BYTES = 1_000_000
+
+
+def declared_repair(path: Path) -> dict[str, Any]:
+    """The status and edit count a SysMoBench repair manifest declares; a file that is no such
+    manifest says so instead of stopping the cell."""
+    try:
+        data = path.read_bytes()
+        if len(data) > MAX_MANIFEST_BYTES:
+            return {"status": "unreadable", "problem": f"{path.name} is over {MAX_MANIFEST_BYTES:,} bytes"}
+        manifest = json.loads(data)
+    except (OSError, ValueError, RecursionError) as exc:
+        return {"status": "unreadable", "problem": f"{path.name}: {type(exc).__name__}: {str(exc)[:200]}"}
+    if not isinstance(manifest, dict):
+        return {"status": "unreadable", "problem": f"{path.name} holds no JSON object"}
+    status = manifest.get("status")
+    edits = manifest.get("edit_count")
+    if not (isinstance(edits, int) and not isinstance(edits, bool) and 0 <= edits < 10**6):
+        ops = manifest.get("ops")
+        edits = len(ops) if isinstance(ops, list) else None
+    return {"status": status if status in REPAIR_STATUSES else "unknown", "edits": edits, "by": path.name}
 
 
 def _modules_beside(folder: Path, root: Path) -> tuple[tuple[str, str], ...]:

@@ -41,6 +41,9 @@ class Candidate:
     transcript: tuple[tuple[str, str, str], ...] = ()  # (stage, prompt, answer) per request
     #: Further modules of a multi-file spec, (name, source), on the root module's search path.
     extra_modules: tuple[tuple[str, str], ...] = ()
+    #: What a SysMoBench ``repair_manifest.json`` beside a replayed spec says of its repair
+    #: (``status``, ``edits``): shown beside the board's own repair status, never trusted as one.
+    declared_repair: TMapping[str, Any] | None = None
 
     def files(self) -> dict[str, str]:
         """The spec as files: the root module and the modules beside it."""
