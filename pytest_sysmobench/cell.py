@@ -205,7 +205,7 @@ class Cell:
         if repair is None or not repair.repaired:
             return None
         if phase not in self._repaired_results:
-            fixed = replace(self.candidate(), tla=repair.spec)
+            fixed = replace(self.candidate(), tla=repair.spec, cfg=repair.cfg or self.candidate().cfg)
             toolchain = self._toolchain().bounded(self._start_budget())
             context = CellContext(self.task, fixed, toolchain, self.run_dir / "repaired", self.traces_dir,
                                   self.evaluator)
@@ -235,6 +235,8 @@ class Cell:
         folder.mkdir(parents=True, exist_ok=True)
         if repair.spec:
             atomic_write_text(folder / f"{self.task.module}.tla", repair.spec)
+        if repair.cfg is not None and repair.cfg != self.candidate().cfg:
+            atomic_write_text(folder / f"{self.task.module}.cfg", repair.cfg)
         manifest = repair.manifest()
         if self._repaired_results:
             manifest["repaired_phases"] = {p: r.to_json() for p, r in self._repaired_results.items()}

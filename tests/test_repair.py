@@ -41,33 +41,46 @@ def _repairer(scorer: Scorer, task: Task, tmp_path: Path) -> Repairer:
     return Repairer(scorer.toolchain(), task, TRACES, tmp_path / "repair")
 
 
-#: (task, the rule that must repair it, the breakage: (reference text, broken text) pairs)
+#: (task, the rule that must repair it, the breakage: (reference text, broken text) pairs of the
+#: spec, then of its cfg)
 BREAKAGES = [
     ("spin", "A16", [("/\\ lock = FALSE\n    /\\ lock' = TRUE", "/\\ lock = false\n    /\\ lock' = True"),
-                     ("/\\ lock = TRUE\n    /\\ UNCHANGED vars", "/\\ lock = true\n    /\\ UNCHANGED vars")]),
-    ("dqueue", "A16", [("Init /\\ [][Next]_vars /\\ WF_vars(Produce)", "Init && [][Next]_vars && WF_vars(Produce)")]),
-    ("spin", "A7", [("MODULE Spin ", "MODULE spin_lock ")]),
-    ("ringbuffer", "A1", [("EXTENDS Naturals\n", "")]),
-    ("mutex", "A6", [("\\E w \\in Threads \\ {t} : HandOff(t, w)", "\\E w \\in Threads \\ {t} : Handoff(t, w)")]),
-    ("spin", "A15", [("    /\\ UNCHANGED callType\n", "")]),
+                     ("/\\ lock = TRUE\n    /\\ UNCHANGED vars", "/\\ lock = true\n    /\\ UNCHANGED vars")], []),
+    ("dqueue", "A16", [("Init /\\ [][Next]_vars /\\ WF_vars(Produce)", "Init && [][Next]_vars && WF_vars(Produce)")], []),
+    ("spin", "A7", [("MODULE Spin ", "MODULE spin_lock ")], []),
+    ("ringbuffer", "A1", [("EXTENDS Naturals\n", "")], []),
+    ("mutex", "A6", [("\\E w \\in Threads \\ {t} : HandOff(t, w)", "\\E w \\in Threads \\ {t} : Handoff(t, w)")], []),
+    ("spin", "A15", [("    /\\ UNCHANGED callType\n", "")], []),
+    # A cfg the model wrote without the task's constant: bound as the task binds it, under the
+    # spec's own name for it where the mapping gives one (locksvc's Procs is the task's Clients).
+    ("spin", "A4", [], [('CONSTANT Threads = {"t1", "t2", "t3"}\n', "")]),
+    ("locksvc", "A4", [], [('CONSTANT Procs = {"c1", "c2", "c3"}\n', "")]),
+    ("zookeeper", "A8", [("Spec == Init /\\ [][Next]_vars\n", "")], []),
+    ("spin", "A3", [("vars == <<lock, pc, callType>>", "vars == <<lock, pc, kind>>")], []),
+    ("dqueue", "A2", [("    /\\ UNCHANGED <<made, got>>", "    /\\ UNCHANGED <<made, got, total>>")], []),
 ]
 
 
-@pytest.mark.parametrize(("task_name", "rule", "breakage"), BREAKAGES, ids=[f"{t}-{r}" for t, r, _ in BREAKAGES])
+@pytest.mark.parametrize(("task_name", "rule", "breakage", "cfg_breakage"), BREAKAGES,
+                         ids=[f"{t}-{r}" for t, r, *_ in BREAKAGES])
 def test_a_reference_broken_one_way_repairs_back_to_the_reference(scorer: Scorer, tmp_path: Path, task_name: str,
-                                                                  rule: str, breakage: list[tuple[str, str]]) -> None:
+                                                                  rule: str, breakage: list[tuple[str, str]],
+                                                                  cfg_breakage: list[tuple[str, str]]) -> None:
     task = TASKS[task_name]
     reference = _candidate(scorer, task, ReferenceSource())
-    broken = reference.tla or ""
+    broken, broken_cfg = reference.tla or "", reference.cfg or ""
     for old, new in breakage:
         assert old in broken, old
         broken = broken.replace(old, new, 1)
+    for old, new in cfg_breakage:
+        assert old in broken_cfg, old
+        broken_cfg = broken_cfg.replace(old, new, 1)
     repairer = _repairer(scorer, task, tmp_path)
-    repair = repairer.repair(dataclasses.replace(reference, tla=broken))
+    repair = repairer.repair(dataclasses.replace(reference, tla=broken, cfg=broken_cfg))
     assert repair.status == "minor" and repair.usable, repair.reason
     assert {e.rule for e in repair.edits} == {rule}, repair.manifest()["ops"]
     assert [r.phase for r in repair.before if not r.usable], "the breakage must make the spec unusable"
-    repaired = repairer.tree(dataclasses.replace(reference, tla=repair.spec), "repaired")
+    repaired = repairer.tree(dataclasses.replace(reference, tla=repair.spec, cfg=repair.cfg), "repaired")
     original = repairer.tree(reference, "reference")
     assert repaired is not None and original is not None
     assert repaired.definitions == original.definitions and repaired.variables == original.variables
@@ -75,6 +88,34 @@ def test_a_reference_broken_one_way_repairs_back_to_the_reference(scorer: Scorer
     assert manifest["p1_passed"] and manifest["p2_passed"] and manifest["edit_count"] == len(repair.edits)
     if rule == "A15":  # the spec parsed before: its reading was compared, and one definition changed
         assert manifest["intent"]["violations"] == [] and manifest["intent"]["changed_definitions"] == ["Acquire"]
+    if rule == "A4":
+        assert (repair.spec, manifest["cfg_edited"]) == (broken, True)
+        assert repair.cfg is not None and repair.cfg.rstrip().endswith('= {"c1", "c2", "c3"}' if task_name == "locksvc"
+                                                                        else '= {"t1", "t2", "t3"}')
+    if rule == "A8":
+        assert manifest["intent"]["changed_definitions"] == ["Spec"]
+
+
+def test_a_choose_sentinel_becomes_a_constant_bound_to_a_model_value(scorer: Scorer, tmp_path: Path) -> None:
+    """A11: ``Nil == CHOOSE v : v \\notin Servers`` is no value TLC can compute; as a constant bound
+    to a model value it is a value unlike every server, which is all it asked for.  Every other
+    definition reads as before."""
+    task = TASKS["etcd"]
+    reference = _candidate(scorer, task, ReferenceSource())
+    broken = (reference.tla or "").replace('Nil == "none"\n', "Nil == CHOOSE v : v \\notin Servers\n", 1)
+    assert broken != reference.tla
+    repairer = _repairer(scorer, task, tmp_path)
+    repair = repairer.repair(dataclasses.replace(reference, tla=broken))
+    assert (repair.status, [e.rule for e in repair.edits]) == ("minor", ["A11"]), repair.reason
+    assert "CONSTANT Nil\n" in repair.spec and (repair.cfg or "").rstrip().endswith("CONSTANT Nil = Nil")
+    repaired = repairer.tree(dataclasses.replace(reference, tla=repair.spec, cfg=repair.cfg), "repaired")
+    original = repairer.tree(reference, "reference")
+    assert repaired is not None and original is not None
+    assert repaired.constants == (*original.constants, "Nil") or set(repaired.constants) == {*original.constants, "Nil"}
+    assert {k: v for k, v in original.definitions.items() if k != "Nil"} == repaired.definitions
+    # The same definition made anything else than the plain sentinel is left alone.
+    guarded = (reference.tla or "").replace('Nil == "none"\n', "Nil == CHOOSE v : v \\notin Servers /\\ v # 0\n", 1)
+    assert repairer.repair(dataclasses.replace(reference, tla=guarded)).status == "unrepairable"
 
 
 def test_a_usable_spec_is_left_as_it_is(scorer: Scorer, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -25,15 +26,15 @@ from ..tasks import Task
 from ..tla.toolchain import Toolchain
 from ..tla.tree import SpecTree, TreeError, exported_names, read_tree, xml_part
 from .intent import Intent, judge
-from .rules import (STANDARD_MODULES, Edit, Fix, Problem, case_mismatch, missing_extends, missing_unchanged, module_name,
-                    python_isms)
+from .rules import (STANDARD_MODULES, Edit, Fix, Problem, case_mismatch, choose_sentinel, missing_extends, missing_spec,
+                    missing_unchanged, module_name, python_isms, stray_name, unbound_constant)
 
 #: How many rounds of rules a repair may take before it gives up.
 MAX_ROUNDS = 6
 #: Edits per status, as the original's board counts them (one edit = one rule on one definition).
 MINOR, MODERATE = 3, 10
 #: Bumped when a rule is added or changed: the repair of a spec is cached by it.
-RULES_VERSION = 1
+RULES_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class Repair:
     intent: Intent | None
     before: tuple[PhaseResult, ...]
     after: tuple[PhaseResult, ...]
+    #: The cfg the repaired spec is checked with (the original's, unless a rule bound a constant).
+    cfg: str | None = None
 
     @classmethod
     def refused(cls, spec: str, reason: str) -> Repair:
@@ -65,7 +68,8 @@ class Repair:
             "schema": 1, "rules_version": RULES_VERSION, "applied": bool(self.edits), "status": self.status,
             "reason": self.reason, "edit_count": len(self.edits), "rounds": self.rounds, "usable": self.usable,
             "p1_passed": _passed(self.after, "syntax"), "p2_passed": _passed(self.after, "runtime"),
-            "repairer": {"mechanical": True, "model": None},
+            "repairer": {"mechanical": True, "model": None}, "cfg_edited": any(e.check == "cfg-only" or e.rule == "A11"
+                                                                              for e in self.edits),
             "ops": [e.to_json() for e in self.edits],
             "intent": self.intent.to_json() if self.intent is not None else None,
             "before": {r.phase: {"status": r.status.value, "score": r.score, "reason": r.reason} for r in self.before},
@@ -100,19 +104,20 @@ class Repairer:
                           before)
         first_tree = self.tree(candidate, "before")
         edits: list[Edit] = []
-        seen = {candidate.tla}
+        seen = {(candidate.tla, candidate.cfg)}
         results = before
         for round_ in range(1, MAX_ROUNDS + 1):
             fix = self._fix(candidate, results, round_)
             if fix is None:
                 return self._finish(original, candidate, edits, round_ - 1, results, before, first_tree,
                                     f"no rule applies: {_first_failure(results)}")
-            if fix.text in seen:
+            cfg = fix.cfg if fix.cfg is not None else candidate.cfg
+            if (fix.text, cfg) in seen:
                 return self._finish(original, candidate, edits, round_, results, before, first_tree,
                                     f"a rule repeated itself without progress ({fix.edits[0].rule})")
-            seen.add(fix.text)
+            seen.add((fix.text, cfg))
             edits += fix.edits
-            candidate = dataclasses.replace(candidate, tla=fix.text)
+            candidate = dataclasses.replace(candidate, tla=fix.text, cfg=cfg)
             results = self._gate(candidate, f"round-{round_}")
             if len(results) == 2 and all(r.usable for r in results):
                 return self._finish(original, candidate, edits, round_, results, before, first_tree, "")
@@ -123,19 +128,19 @@ class Repairer:
                 results: tuple[PhaseResult, ...], before: tuple[PhaseResult, ...], first: SpecTree | None,
                 problem: str) -> Repair:
         usable = len(results) == 2 and all(r.usable for r in results)
+        spec, cfg = candidate.tla or "", candidate.cfg
         if not usable:
-            return Repair("unrepairable", problem, candidate.tla or "", tuple(edits), rounds, False, None, before,
-                          results)
+            return Repair("unrepairable", problem, spec, tuple(edits), rounds, False, None, before, results, cfg)
         last = self.tree(candidate, "after")
         if last is None:
             return Repair("unrepairable", "the repaired spec has no semantic tree to check its intent on",
-                          candidate.tla or "", tuple(edits), rounds, False, None, before, results)
+                          spec, tuple(edits), rounds, False, None, before, results, cfg)
         intent = judge(first, last, edits, self._next_name(original))
         if not intent.kept:
-            return Repair("unrepairable", f"refused: {intent.violations[0]}", candidate.tla or "", tuple(edits),
-                          rounds, False, intent, before, results)
-        return Repair(status_of(len(edits)), f"usable after {len(edits)} edit(s)", candidate.tla or "",
-                      tuple(edits), rounds, True, intent, before, results)
+            return Repair("unrepairable", f"refused: {intent.violations[0]}", spec, tuple(edits), rounds, False,
+                          intent, before, results, cfg)
+        return Repair(status_of(len(edits)), f"usable after {len(edits)} edit(s)", spec, tuple(edits), rounds, True,
+                      intent, before, results, cfg)
 
     def _next_name(self, candidate: Candidate) -> str:
         return self._context(candidate, "intent").next_action() or "Next"
@@ -170,11 +175,22 @@ class Repairer:
             problem = Problem(self.task.module, sany=sany)
             names = self.standard_names()
             rules: list[Callable[[str, Problem], Fix | None]] = [module_name, python_isms, missing_extends(names),
-                                                                  case_mismatch(names)]
+                                                                  case_mismatch(names), stray_name]
         else:
-            problem = Problem(self.task.module, runtime=results[1].reason, tree=self.tree(candidate, f"round-{round_}"))
-            rules = [missing_unchanged]
+            problem = Problem(self.task.module, runtime=results[1].reason, tree=self.tree(candidate, f"round-{round_}"),
+                              cfg=candidate.cfg or "", constants=self._constants(candidate))
+            rules = [missing_unchanged, unbound_constant, missing_spec, choose_sentinel]
         return next((fix for rule in rules for fix in [rule(text, problem)] if fix is not None), None)
+
+    def _constants(self, candidate: Candidate) -> dict[str, str]:
+        """The task's constant values under the names the spec declares: the task's own, and a
+        name the mapping binds to a task constant (``constants: {Threads: T}`` binds ``T``)."""
+        values = dict(self.task.default_constants)
+        mapping = candidate.mapping
+        if mapping is not None:
+            values.update((expr.strip(), values[name]) for name, expr in mapping.constants
+                          if name in values and re.fullmatch(r"\w+", expr.strip()))
+        return values
 
     @functools.cache
     def standard_names(self) -> dict[str, frozenset[str]]:

@@ -43,8 +43,11 @@ def judge(before: SpecTree | None, after: SpecTree, edits: Sequence[Edit], next_
                                   "its repair is checked token by token only",),
                       summary={"variables": "unverified", "actions": "unverified", "writes": "unverified"})
     violations: list[str] = []
+    # A CHOOSE sentinel made a constant (A11) is the one constant a repair may add.
+    sentinels = {v for e in edits if e.check == "sentinel-constant" for v in e.variables}
     summary = {"variables": _same_names(violations, "F4", "variables", before.variables, after.variables),
-               "constants": _same_names(violations, "F4", "constants", before.constants, after.constants)}
+               "constants": _same_names(violations, "F4", "constants", (*before.constants, *sentinels),
+                                        after.constants)}
     old, new = before.actions(next_name), after.actions(next_name)
     summary["actions"] = _same_names(violations, "F1", "actions of Next", tuple(old), tuple(new))
     writes = []
@@ -86,6 +89,10 @@ def _delta(old: frozenset[str], new: frozenset[str]) -> str:
 def _unexplained(name: str, old: Node | None, new: Node | None, old_shape: object, new_shape: object,
                  edits: Sequence[Edit]) -> str | None:
     """Why the change of ``name`` is not one its edits allow, or None when one does."""
+    if old is None and new is not None and any(e.check == "spec-added" and _is_plain_spec(new) for e in edits):
+        return None
+    if new is None and any(e.check == "sentinel-constant" and name in e.variables for e in edits):
+        return None  # the definition is now the constant of that name, every use unchanged
     if old is None or new is None:
         return f"F1/F2: definition {name} {'added' if old is None else 'removed'} by no rule that may do so"
     if old_shape != new_shape:
@@ -114,3 +121,15 @@ def _is_unchanged_added(old: Node, new: Node, variables: set[str]) -> bool:
     else:
         named = [target[1]] if target[0] == "apply" and not target[2] else []
     return set(named) == variables
+
+
+def _is_plain_spec(node: Node) -> bool:
+    """``Init /\\ [][Next]_v`` for some Init, Next and v, and nothing more (no fairness)."""
+    if node[0] != "apply" or node[1] != "\\land" or len(node[2]) != 2:
+        return False
+    init, always = node[2]
+    if init[0] != "apply" or init[2] or always[0] != "apply" or always[1] != "[]" or len(always[2]) != 1:
+        return False
+    square = always[2][0]
+    return square[0] == "apply" and square[1] == "$SquareAct" and len(square[2]) == 2 \
+        and square[2][0][0] == "apply" and not square[2][0][2]

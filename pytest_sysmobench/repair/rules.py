@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..tla import modules
 from ..tla.sany import SanyResult, unknown_operators
@@ -45,6 +45,8 @@ class Edit:
 class Fix:
     text: str
     edits: tuple[Edit, ...]
+    #: The cfg after the fix; None when the fix leaves it as it was.
+    cfg: str | None = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,10 @@ class Problem:
     #: TLC's reason, when SANY accepted the spec and the runtime check failed.
     runtime: str = ""
     tree: SpecTree | None = None
+    cfg: str = ""
+    #: The values the task gives its constants (``Threads: {"t1", "t2"}``), by the names the
+    #: spec declares them under (the task's own, or the mapping's).
+    constants: Mapping[str, str] = field(default_factory=dict)
 
 
 # -- A16: Python-isms ---------------------------------------------------------------------------
@@ -276,3 +282,135 @@ def _definition_end(text: str, start: int) -> int:
         if following < len(text) and text[following] not in " \t\n" and not mask[following]:
             return newline
         at = following
+
+
+# -- A4: a constant the cfg leaves unbound ------------------------------------------------------
+
+_UNBOUND = re.compile(r"The constant parameter (\w+) is not assigned a value by the configuration file")
+
+
+def unbound_constant(text: str, problem: Problem) -> Fix | None:
+    """The value the task gives a constant the spec declares and the cfg does not bind (a cfg
+    the model wrote, missing one): bound as the task binds it, never a value of our choosing."""
+    match = _UNBOUND.search(problem.runtime)
+    if match is None or match.group(1) not in problem.constants:
+        return None
+    name, value = match.group(1), problem.constants[match.group(1)]
+    cfg = problem.cfg.rstrip("\n") + f"\nCONSTANT {name} = {value}\n"
+    return Fix(text, (Edit("A4", None, "cfg", f"CONSTANT {name} = {value} (as the task binds it)", "cfg-only"),), cfg)
+
+
+# -- A8: the Spec the cfg names is missing ------------------------------------------------------
+
+_NO_SPEC = re.compile(r"The name (\w+) specified in the configuration file is not defined in the specification")
+
+
+def missing_spec(text: str, problem: Problem) -> Fix | None:
+    """``Spec == Init /\\ [][Next]_vars`` when the cfg's SPECIFICATION names a definition the
+    spec lacks and it has an Init and a Next.  No fairness is added: it would credit P4's
+    liveness templates with a claim the model never made."""
+    match = _NO_SPEC.search(problem.runtime)
+    tree = problem.tree
+    if match is None or tree is None or match.group(1) in tree.definitions:
+        return None
+    if "Init" not in tree.definitions or "Next" not in tree.definitions or not tree.variables:
+        return None
+    if not re.search(rf"\bSPECIFICATION\s+{re.escape(match.group(1))}\b", problem.cfg):
+        return None
+    frame = "vars" if "vars" in tree.definitions else f"<<{', '.join(tree.variables)}>>"
+    added = _before_module_end(text, f"{match.group(1)} == Init /\\ [][Next]_{frame}\n")
+    if added is None:
+        return None
+    return Fix(added, (Edit("A8", match.group(1), match.group(1), f"{match.group(1)} == Init /\\ [][Next]_{frame} "
+                                                                  "(named by the cfg, not defined; no fairness added)",
+                            "spec-added"),))
+
+
+def _before_module_end(text: str, line: str) -> str | None:
+    """``line`` added just before the root module's closing ``====``."""
+    mask = protected_mask(text)
+    end = next((m for m in re.finditer(r"^={4,}[ \t]*$", text, re.MULTILINE) if not mask[m.start()]), None)
+    if end is None:
+        return None
+    return f"{text[:end.start()]}{line}{text[end.start():]}"
+
+
+# -- A11: a CHOOSE sentinel ---------------------------------------------------------------------
+
+_UNBOUNDED_CHOOSE = re.compile(r"line (\d+), col \d+ of module (\w+): TLC attempted to evaluate an unbounded CHOOSE")
+
+
+def choose_sentinel(text: str, problem: Problem) -> Fix | None:
+    """``None == CHOOSE v : v \\notin S``, a value outside S that TLC cannot pick: declared a
+    constant instead, bound to a model value of its own name (a value unlike every other, which
+    is all the definition asked for)."""
+    match = _UNBOUNDED_CHOOSE.search(problem.runtime)
+    if match is None or match.group(2) != problem.module:
+        return None
+    name = modules.definition_at(text, int(match.group(1)))
+    if name is None:
+        return None
+    mask = protected_mask(text)
+    # The plain sentinel only: a value outside a named set (or a union of named sets), nothing more.
+    pattern = (rf"^{re.escape(name)}[ \t]*==[ \t]*CHOOSE[ \t]+(\w+)[ \t]*:[ \t]*\1[ \t]*\\notin[ \t]*"
+               r"\w+(?:[ \t]*\\cup[ \t]*\w+)*[ \t]*(?:\\\*[^\n]*)?\n")
+    found = next((m for m in re.finditer(pattern, text, re.MULTILINE) if not mask[m.start()]), None)
+    if found is None or _definition_end(text, found.start() + len(name)) > found.end():
+        return None  # the body goes on past its first line: not the plain sentinel
+    fixed = f"{text[:found.start()]}CONSTANT {name}\n{text[found.end():]}"
+    cfg = problem.cfg.rstrip("\n") + f"\nCONSTANT {name} = {name}\n"
+    return Fix(fixed, (Edit("A11", name, f"line {match.group(1)}", f"{name}, a CHOOSE sentinel TLC cannot evaluate, "
+                                                                 f"declared CONSTANT {name} = {name} (a model value)",
+                            "sentinel-constant", (name,)),), cfg)
+
+
+# -- A3 and A2: a name that is no variable, in vars or in an UNCHANGED tuple ---------------------
+
+
+def stray_name(text: str, problem: Problem) -> Fix | None:
+    """SANY cannot resolve a name in ``vars`` (A3: ``vars`` becomes the tuple of the declared
+    variables, in declaration order) or in an ``UNCHANGED <<...>>`` tuple (A2: the name is
+    dropped from it).  Only a plain tuple of identifiers is rewritten."""
+    if problem.sany is None or problem.sany.ok:
+        return None
+    _, variables = modules.declared(text)
+    for error in problem.sany.errors:
+        if not error.name or error.line is None or error.name in variables:
+            continue
+        where = modules.definition_at(text, error.line)
+        fixed = _vars_declared(text, variables) if where == "vars" else _dropped_from_unchanged(text, error.line, error.name)
+        if fixed is not None and fixed != text:
+            if where == "vars":
+                return Fix(fixed, (Edit("A3", "vars", f"line {error.line}", f"vars == <<{', '.join(variables)}>> "
+                                        f"(the declared variables; {error.name} is none)", "tokens"),))
+            return Fix(fixed, (Edit("A2", where, f"line {error.line}", f"{error.name} dropped from UNCHANGED "
+                                    "(no variable of that name)", "tokens"),))
+    return None
+
+
+_PLAIN_TUPLE = r"<<[ \t]*\w+(?:[ \t]*,[ \t]*\w+)*[ \t]*>>"
+
+
+def _vars_declared(text: str, variables: list[str]) -> str | None:
+    mask = protected_mask(text)
+    found = next((m for m in re.finditer(rf"^vars[ \t]*==[ \t]*({_PLAIN_TUPLE})", text, re.MULTILINE)
+                  if not mask[m.start()]), None)
+    if found is None or not variables:
+        return None
+    return f"{text[:found.start(1)]}<<{', '.join(variables)}>>{text[found.end(1):]}"
+
+
+def _dropped_from_unchanged(text: str, line: int, name: str) -> str | None:
+    lines = text.split("\n")
+    if not 0 < line <= len(lines):
+        return None
+    match = re.search(rf"UNCHANGED[ \t]*({_PLAIN_TUPLE})", lines[line - 1])
+    if match is None:
+        return None
+    names = [n.strip() for n in match.group(1)[2:-2].split(",")]
+    if name not in names or len(names) < 2:
+        return None
+    kept = [n for n in names if n != name]
+    tuple_ = f"<<{', '.join(kept)}>>"
+    lines[line - 1] = lines[line - 1][:match.start(1)] + tuple_ + lines[line - 1][match.end(1):]
+    return "\n".join(lines)
