@@ -27,7 +27,7 @@ from .tla.toolchain import CellBudget, CellBudgetSpent, Toolchain
 
 if TYPE_CHECKING:
     from .evaluator import Evaluator
-    from .repair import Repair
+    from .repair import Mender, Repair
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,7 @@ class Cell:
         run_root: Path,
         traces_dir: Path,
         evaluator: Evaluator | None = None,
+        mender: Mender | None = None,
     ) -> None:
         self.task = task
         self.source = source
@@ -68,6 +69,7 @@ class Cell:
         self.run_dir = run_root / task.name / slug(source.name) / f"s{sample}"
         self.traces_dir = traces_dir
         self.evaluator = evaluator
+        self.mender = mender
         self._candidate: Candidate | None = None
         self._budget: CellBudget | None = None
         self.results: dict[str, PhaseResult] = {}
@@ -189,7 +191,8 @@ class Cell:
 
         toolchain = self._toolchain().bounded(self._start_budget())
         try:
-            return Repairer(toolchain, self.task, self.traces_dir, self.run_dir / "repaired" / "rounds").repair(candidate)
+            return Repairer(toolchain, self.task, self.traces_dir, self.run_dir / "repaired" / "rounds",
+                            self.mender).repair(candidate)
         except CellBudgetSpent as exc:
             # As for a phase: the safety net in seconds is the spec's doing unless a known-good
             # check right after fails too (then the repair is ours to finish: raised).

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Generator
 import pytest
 
 from .settings import (CACHE_ENV, CONFIG_ENV, CONFIG_FILE, DEFAULT_METHOD, DEFAULT_OUTPUT, DEFAULT_REPAIR, METHODS,
-                       REPAIR_MODES)
+                       REPAIR_MODES, repair_mode_problem)
 
 if TYPE_CHECKING:  # nothing of the benchmark is loaded before a session uses it
     from .leaderboard.reporter import Gate, LeaderboardReporter
@@ -87,10 +87,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     choices=("composite", "repaired_composite", "both"),
                     help="which composite's regression against the baseline fails the run (default composite, "
                          "the strict one)")
-    group.addoption("--sysmobench-repair", dest="sysmobench_repair", default=DEFAULT_REPAIR, choices=REPAIR_MODES,
-                    help="a spec that P1 or P2 leaves unusable is repaired by allow-listed mechanical edits, "
-                         "checked to keep what it models, and scored in P3 and P4 for the repaired composite, "
-                         "shown beside the strict one (default mechanical; none: strict only)")
+    group.addoption("--sysmobench-repair", dest="sysmobench_repair", default=DEFAULT_REPAIR,
+                    help="a spec that P1 or P2 leaves unusable is repaired by allow-listed edits, checked to keep "
+                         "what it models, and scored in P3 and P4 for the repaired composite, shown beside the "
+                         f"strict one: {', '.join(REPAIR_MODES)} (default mechanical; none: strict only; "
+                         "mechanical+MODEL: then the model proposes edits for what no rule fixes)")
     parser.addini("sysmobench_models", "default for --sysmobench-models", default="reference")
     parser.addini("sysmobench_model_config", "default for --sysmobench-model-config", default="")
 
@@ -115,8 +116,16 @@ def _options(config: pytest.Config) -> Options:
         evaluator=config.getoption("sysmobench_evaluator") or None,
         cache_dir=Path(str(config.getoption("sysmobench_cache"))).expanduser().resolve()
         if config.getoption("sysmobench_cache") else None,
-        repair=str(config.getoption("sysmobench_repair") or DEFAULT_REPAIR),
+        repair=_repair_mode(config),
     )
+
+
+def _repair_mode(config: pytest.Config) -> str:
+    mode = str(config.getoption("sysmobench_repair") or DEFAULT_REPAIR).strip()
+    problem = repair_mode_problem(mode)
+    if problem:
+        raise pytest.UsageError(problem)
+    return mode
 
 
 def _path(config: pytest.Config, option: str, default: str) -> Path:
@@ -371,9 +380,13 @@ def _repaired(state: BenchmarkSession, case: PhaseCase, result: PhaseResult) -> 
         repair = cell.repair()
         fixed = cell.repaired_result(case.phase)
     except Exception as exc:  # noqa: BLE001 - the strict result stands; the repair's loss is recorded
-        return {"repair": RepairSummary("error", 0, f"harness error while repairing: {type(exc).__name__}: {exc}").to_json()}
+        from .repair import RepairModelError
+
+        why = str(exc) if isinstance(exc, RepairModelError) else f"harness error: {type(exc).__name__}: {exc}"
+        return {"repair": RepairSummary("error", 0, f"not repaired: {why}").to_json()}
     declared = cell.candidate().declared_repair
-    summary = RepairSummary("none") if repair is None else RepairSummary(repair.status, len(repair.edits), repair.reason)
+    summary = RepairSummary("none") if repair is None else RepairSummary(repair.status, len(repair.edits), repair.reason,
+                                                                         use=repair.model_use)
     summary = dataclasses.replace(summary, declared=dict(declared) if declared else None)
     return {"repair": summary.to_json(), **({"repaired": phase_summary(fixed)} if fixed is not None else {})}
 

@@ -145,9 +145,12 @@ class RepairSummary:
     reason: str = ""
     #: What a SysMoBench repair manifest beside a replayed spec declares (``status``, ``edits``).
     declared: dict[str, JSON] | None = None
+    #: The repair model's use (requests, tokens, cost), when one was asked.
+    use: dict[str, JSON] | None = None
 
     def to_json(self) -> dict[str, JSON]:
         data = dataclasses.asdict(self)
-        if self.declared is None:
-            del data["declared"]
+        for optional in ("declared", "use"):
+            if data[optional] is None:
+                del data[optional]
         return data

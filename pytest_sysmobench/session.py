@@ -21,12 +21,13 @@ from .cell import Cell
 from .record import CellId
 from .evaluator import Evaluator
 from .hints import did_you_mean
-from .llm import Client, ModelCatalog, ModelConfigError, load_catalog
+from .llm import Client, ModelCatalog, ModelConfigError, load_catalog, route_problem
 from .prompts import MethodError
 from .answers import AnswerStore
 from .sources import GeneratedSource, MutantSource, ReplaySource, SpecSource, UnknownModel, resolve_source
 from .scoring import PHASES
-from .settings import CACHE_ENV, DEFAULT_REPAIR
+from .repair.model import Mender
+from .settings import CACHE_ENV, DEFAULT_REPAIR, repair_model
 from .tasks import Task, TaskLoad, load_tasks
 from .tla.driver import ToolRunner
 from .tla.jar import find_jar, find_java
@@ -90,10 +91,11 @@ class Scorer:
 
     def __init__(self, output: Path, *, run_id: str = "adhoc", jar: str | None = None, use_cache: bool = True,
                  traces_dir: Path | None = None, evaluator: Evaluator | None = None,
-                 cache_dir: Path | None = None) -> None:
+                 cache_dir: Path | None = None, mender: Mender | None = None) -> None:
         self.output = output
         self.cache_dir = cache_dir or _cache_dir(output)
         self.evaluator = evaluator
+        self.mender = mender
         self.run_id = run_id
         self.jar = jar
         self.use_cache = use_cache
@@ -106,7 +108,8 @@ class Scorer:
         return self.output / "runs" / self.run_id
 
     def cell(self, task: Task, source: SpecSource, sample: int = 0, traces_dir: Path | None = None) -> Cell:
-        return Cell(task, source, sample, self.toolchain, self.run_root, traces_dir or self.traces_dir, self.evaluator)
+        return Cell(task, source, sample, self.toolchain, self.run_root, traces_dir or self.traces_dir, self.evaluator,
+                    self.mender)
 
     def toolchain(self) -> Toolchain:
         if self._toolchain is None:
@@ -181,6 +184,11 @@ class _Models:
         assert self.evaluator_name is not None
         return Evaluator(self.evaluator_name, self.client(self.evaluator_name), self.store)
 
+    def mender(self) -> Mender | None:
+        """The repair model of ``--sysmobench-repair mechanical+MODEL``, if one is named."""
+        name = repair_model(self.options.repair)
+        return Mender(name, self.client(name), self.store) if name else None
+
 
 @dataclass
 class BenchmarkSession:
@@ -193,6 +201,8 @@ class BenchmarkSession:
     models: _Models | None = None
     cells: dict[CellId, Cell] = field(default_factory=dict)
     labels: tuple[str, ...] = ()
+    #: The repair model named by --sysmobench-repair, when it cannot be asked.
+    repair_error: str | None = None
 
     @classmethod
     def start(cls, options: Options, run_id: str) -> BenchmarkSession:
@@ -213,10 +223,18 @@ class BenchmarkSession:
                 evaluator = models.evaluator()
             except ModelConfigError as exc:
                 errors[f"evaluator:{models.evaluator_name}"] = str(exc)
+        mender, repair_error = None, None
+        try:
+            mender = models.mender()
+        except ModelConfigError as exc:
+            repair_error = f"--sysmobench-repair {options.repair}: {exc}"
+        unroutable = route_problem(mender.client.config) if mender is not None else None
+        if unroutable:
+            repair_error = f"--sysmobench-repair {options.repair}: {unroutable}"
         scorer = Scorer(options.output, run_id=run_id, jar=options.jar, use_cache=options.use_cache,
-                        traces_dir=options.traces_dir, evaluator=evaluator, cache_dir=options.cache_dir)
+                        traces_dir=options.traces_dir, evaluator=evaluator, cache_dir=options.cache_dir, mender=mender)
         return cls(options, run_id, load_tasks(options.tasks_dir), sources, errors, scorer, models=models,
-                   labels=tuple(labels))
+                   labels=tuple(labels), repair_error=repair_error)
 
     @property
     def run_root(self) -> Path:
@@ -227,6 +245,7 @@ class BenchmarkSession:
         or unroutable models, a mutant no task has, a replay folder with no spec for any task,
         two sources under one label."""
         problems = [f"{entry}: {error}" for entry, error in self.source_errors.items()]
+        problems += [self.repair_error] if self.repair_error else []
         labels = [resolved for resolved in self.labels]
         problems += [f"two spec sources would share the label {label!r} (rename one of the folders)"
                      for label in sorted({x for x in labels if labels.count(x) > 1})]

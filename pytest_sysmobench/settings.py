@@ -16,6 +16,21 @@ CACHE_ENV = "SYSMOBENCH_CACHE"
 CONFIG_FILE = "sysmobench-models.yaml"
 CONFIG_ENV = "SYSMOBENCH_MODEL_CONFIG"
 #: How a spec that P1 or P2 leaves unusable is repaired for the repaired composite
-#: (``--sysmobench-repair``): not at all, or by the allow-listed mechanical rules.
-REPAIR_MODES: tuple[str, ...] = ("none", "mechanical")
+#: (``--sysmobench-repair``): not at all, by the allow-listed mechanical rules, or by those and
+#: then a model (``mechanical+MODEL``) for what no rule fixes.
+REPAIR_MODES: tuple[str, ...] = ("none", "mechanical", "mechanical+MODEL")
 DEFAULT_REPAIR = "mechanical"
+
+
+def repair_model(mode: str) -> str | None:
+    """The model a repair mode names (``mechanical+sonnet``: ``sonnet``), or None."""
+    if not mode.startswith("mechanical+"):
+        return None
+    return mode.split("+", 1)[1].strip() or None
+
+
+def repair_mode_problem(mode: str) -> str | None:
+    """Why a --sysmobench-repair value is none of the modes, or None."""
+    if mode in ("none", "mechanical") or repair_model(mode):
+        return None
+    return f"--sysmobench-repair {mode!r}: expected one of none, mechanical, mechanical+MODEL (a model's name)"

@@ -11,12 +11,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from llm_server import LocalModelServer, Reply
 
 from pytest_sysmobench import Task, composite, load_tasks
 from pytest_sysmobench.leaderboard.baseline import bless
-from pytest_sysmobench.repair import Edit, Repairer, judge
+from pytest_sysmobench.answers import AnswerStore
+from pytest_sysmobench.llm import Client, load_catalog
+from pytest_sysmobench.repair import Edit, Mender, Repairer, RepairModelError, judge
 from pytest_sysmobench.repair.rules import Problem, python_isms
 from pytest_sysmobench.session import Scorer
 from pytest_sysmobench.sources import Candidate, MutantSource, ReferenceSource, ReplaySource
@@ -386,3 +390,106 @@ def test_a_replayed_spec_shows_the_repair_its_sysmobench_manifest_declares(tmp_p
     assert source.candidate(task, 0).tla == reference
     (folder / "repair_manifest.json").unlink()
     assert source.candidate(task, 0).declared_repair is None
+
+
+# -- model repair: what no rule fixes, proposed by a model, applied and checked by the program -------
+
+NO_CALLTYPE_INIT = ('    /\\ callType = [t \\in Threads |-> "none"]\n', "")
+#: What a good repair model answers for that spec: widen Init (A5) with the value the system starts with.
+WIDEN_INIT = {"edits": [{"rule": "A5", "definition": "Init", "old": '    /\\ pc = [t \\in Threads |-> "idle"]\n',
+                         "new": '    /\\ pc = [t \\in Threads |-> "idle"]\n    /\\ callType = [t \\in Threads |-> "none"]\n',
+                         "summary": "Init gives callType its starting value"}]}
+
+
+def _mender(model_server: LocalModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Mender:
+    monkeypatch.setenv("SYSMO_LOCAL_KEY", "sk-local")
+    config = tmp_path / "models.yaml"
+    config.write_text(yaml.safe_dump({"models": {"judge": {
+        "route": "openai/judge", "api_base": model_server.base_url, "api_key_env": "SYSMO_LOCAL_KEY", "temperature": 0.0,
+        "timeout": 20, "attempts": 2, "backoff_s": 0.01, "input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}}}))
+    client = Client(load_catalog(config).get("judge"), tmp_path / "cooldown")
+    return Mender("judge", client, AnswerStore(tmp_path / "answers"))
+
+
+def test_the_repair_model_fixes_what_no_rule_can_and_is_marked_unverified(scorer: Scorer, tmp_path: Path,
+                                                                          model_server: LocalModelServer,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    task = TASKS["spin"]
+    reference = _candidate(scorer, task, ReferenceSource())
+    broken = dataclasses.replace(reference, tla=(reference.tla or "").replace(*NO_CALLTYPE_INIT, 1))
+    mechanical = _repairer(scorer, task, tmp_path / "mechanical").repair(broken)
+    assert mechanical.status == "unrepairable" and "no rule applies" in mechanical.reason
+    model_server.respond(lambda body: json.dumps(WIDEN_INIT))
+    mender = _mender(model_server, tmp_path, monkeypatch)
+    repairer = Repairer(scorer.toolchain(), task, TRACES, tmp_path / "model", mender)
+    repair = repairer.repair(broken)
+    assert (repair.status, [e.rule for e in repair.edits], repair.spec) == ("minor", ["A5"], reference.tla), repair.reason
+    assert "You repair a TLA+ specification" in str(next(model_server.iter_bodies("judge"))["messages"][-1]["content"])
+    manifest = repair.manifest()
+    assert manifest["repairer"]["model"] == "judge" and manifest["repairer"]["usage"]["requests"] == 1
+    assert manifest["ops"][0]["check"] == "model"
+    # Init parsed before: its change is allowed by the model's edit, and said to be unchecked.
+    assert manifest["intent"]["changed_definitions"] == ["Init"]
+    assert manifest["intent"]["unverified"] == ["Init: changed by the repair model (A5); its meaning is not checked"]
+    again = Repairer(scorer.toolchain(), task, TRACES, tmp_path / "again", mender).repair(broken)
+    assert again.spec == repair.spec and model_server.count("judge") == 1  # the answer is stored: asked once
+
+
+@pytest.mark.parametrize(("answer", "refusal"), [
+    # A new action (F1), however it is cited.
+    ({"edits": [*WIDEN_INIT["edits"],
+                {"rule": "A12", "definition": "Next", "old": "        \\/ Unlock(t)",
+                 "new": "        \\/ Unlock(t)\n        \\/ UNCHANGED vars", "summary": "stutter"}]}, "F1"),
+    ({"edits": [{"rule": "F2", "definition": "Init", "old": "x", "new": "y"}]}, "no allowed rule"),
+    ({"edits": [{"rule": "A5", "definition": "Init", "old": "not in the spec", "new": "y"}]}, "not once"),
+    ({"edits": [{"rule": "A5", "definition": "Acquire", "old": '    /\\ lock = FALSE\n    /\\ pc = [t \\in Threads |-> "idle"]',
+                 "new": "x"}]}, "lies in Init"),
+    ("I would rather not.", "no list of edits"),
+])
+def test_a_model_edit_that_changes_what_the_spec_models_or_does_not_fit_is_not_taken(
+        scorer: Scorer, tmp_path: Path, model_server: LocalModelServer, monkeypatch: pytest.MonkeyPatch,
+        answer: object, refusal: str) -> None:
+    task = TASKS["spin"]
+    reference = _candidate(scorer, task, ReferenceSource())
+    broken = dataclasses.replace(reference, tla=(reference.tla or "").replace(*NO_CALLTYPE_INIT, 1))
+    model_server.respond(lambda body: answer if isinstance(answer, str) else json.dumps(answer))
+    repair = Repairer(scorer.toolchain(), task, TRACES, tmp_path / "r", _mender(model_server, tmp_path, monkeypatch)
+                      ).repair(broken)
+    assert repair.status == "unrepairable" and refusal in repair.reason, repair.reason
+
+
+def test_a_repair_model_that_does_not_answer_is_the_benchmarks_loss(scorer: Scorer, tmp_path: Path,
+                                                                     model_server: LocalModelServer,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    task = TASKS["spin"]
+    reference = _candidate(scorer, task, ReferenceSource())
+    broken = dataclasses.replace(reference, tla=(reference.tla or "").replace(*NO_CALLTYPE_INIT, 1))
+    model_server.respond(lambda body: Reply.status(500))
+    with pytest.raises(RepairModelError, match="repair model judge failed"):
+        Repairer(scorer.toolchain(), task, TRACES, tmp_path / "r", _mender(model_server, tmp_path, monkeypatch)
+                 ).repair(broken)
+
+
+def test_a_run_with_a_repair_model_counts_its_cost_apart(needs_unchanged: pytest.Pytester,
+                                                         model_server: LocalModelServer,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    bench = needs_unchanged
+    reference = (ROOT / "tasks" / "spin" / "reference" / "Spin.tla").read_text()
+    (bench.path / "specs" / "spin" / "Spin.tla").write_text(reference.replace(*NO_CALLTYPE_INIT, 1))
+    monkeypatch.setenv("SYSMO_LOCAL_KEY", "sk-local")
+    (bench.path / "sysmobench-models.yaml").write_text(yaml.safe_dump({"models": {"judge": {
+        "route": "openai/judge", "api_base": model_server.base_url, "api_key_env": "SYSMO_LOCAL_KEY",
+        "input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}}}))
+    model_server.respond(lambda body: json.dumps(WIDEN_INIT))
+    result = _run(bench, "--sysmobench-repair", "mechanical+judge")
+    (cell,) = json.loads((bench.path / ".sysmobench" / "leaderboard.json").read_text())["cells"]
+    assert (cell["repair"]["status"], cell["repair"]["edits"]) == ("minor", 1)
+    assert cell["repaired_composite"] == round(0.15 + 0.15 * cell["phases"]["runtime"]["score"] + 0.70, 6)
+    assert cell["repair"]["use"]["requests"] == 1 and cell["repair"]["use"]["cost_usd"] > 0
+    board = json.loads((bench.path / ".sysmobench" / "leaderboard.json").read_text())
+    assert board["usage"]["repairer"]["requests"] == 1
+    result.stdout.fnmatch_lines(["*the repair model used * prompt + * completion tokens, cost $0.00*"])
+    wrong = _run(bench, "--sysmobench-repair", "mechanical+nobody")
+    assert wrong.ret == pytest.ExitCode.USAGE_ERROR and "--sysmobench-repair mechanical+nobody" in wrong.stderr.str()
+    typo = _run(bench, "--sysmobench-repair", "mechanic")
+    assert typo.ret == pytest.ExitCode.USAGE_ERROR and "expected one of none, mechanical" in typo.stderr.str()

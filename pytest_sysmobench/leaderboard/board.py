@@ -195,12 +195,16 @@ def _spend(cells: Sequence[CellRow]) -> dict[str, JSON]:
     judged = [c.evaluator for c in cells if c.evaluator]
     if judged:
         spend["evaluator"] = functools.reduce(_added, judged, {})
-    spend["total_cost_usd"] = round((spend["cost_usd"] or 0.0) + (spend.get("evaluator") or {}).get("cost_usd", 0.0), 8)
+    mended = [c.repair.use for c in cells if c.repair is not None and c.repair.use]
+    if mended:
+        spend["repairer"] = functools.reduce(_added, mended, {})
+    apart = sum((spend.get(k) or {}).get("cost_usd", 0.0) for k in ("evaluator", "repairer"))
+    spend["total_cost_usd"] = round((spend["cost_usd"] or 0.0) + apart, 8)
     return spend
 
 
 def _spent_any(cells: Iterable[CellRow]) -> bool:
-    return any(c.generation or c.evaluator for c in cells)
+    return any(c.generation or c.evaluator or (c.repair is not None and c.repair.use) for c in cells)
 
 
 def _model_row(model: str, mine: list[CellRow], groups: tuple[TaskRow, ...]) -> ModelRow:
@@ -371,6 +375,8 @@ def usage_line(usage: Mapping[str, JSON], tools: Mapping[str, int]) -> str:
             f"the answer store (generation and evaluator); {_spent('generation', usage)}")
     if usage.get("evaluator"):
         line += f"; {_spent('the evaluator', usage['evaluator'])}"
+    if usage.get("repairer"):
+        line += f"; {_spent('the repair model', usage['repairer'])}"
     return line
 
 

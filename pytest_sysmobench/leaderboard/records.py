@@ -86,6 +86,8 @@ class RepairCell:
     phases: dict[str, PhaseCell]
     #: A replayed spec's: what the SysMoBench repair manifest beside it declares (status, edits).
     declared: dict[str, JSON] | None = None
+    #: The repair model's use, when one was asked (counted apart from generation's).
+    use: dict[str, JSON] | None = None
 
     @property
     def cause(self) -> str | None:
@@ -98,6 +100,8 @@ class RepairCell:
             data["phases"] = {phase: result.to_json() for phase, result in self.phases.items()}
         if self.declared is not None:
             data["declared"] = dict(self.declared)
+        if self.use is not None:
+            data["use"] = dict(self.use)
         return data
 
     @classmethod
@@ -105,7 +109,7 @@ class RepairCell:
         given = mapping(data.get("phases"))
         phases = {p: PhaseCell.from_json(given[p]) for p in PHASES if isinstance(given.get(p), Mapping)}
         return cls(text(data.get("status")) or REPAIR_ERROR, count(data.get("edits")) or 0, text(data.get("reason")),
-                   phases, _declared(data.get("declared")))
+                   phases, _declared(data.get("declared")), _json_object(data.get("use")))
 
 
 @dataclass(frozen=True)

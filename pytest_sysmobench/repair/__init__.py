@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from .engine import MAX_ROUNDS, RULES_VERSION, Repair, Repairer, status_of
 from .intent import Intent, judge
+from .model import Mender, RepairModelError
 from .rules import Edit
 
-__all__ = ["MAX_ROUNDS", "RULES_VERSION", "Edit", "Intent", "Repair", "Repairer", "judge", "status_of"]
+__all__ = ["MAX_ROUNDS", "RULES_VERSION", "Edit", "Intent", "Mender", "Repair", "RepairModelError", "Repairer", "judge",
+           "status_of"]

@@ -25,7 +25,9 @@ from ..sources import Candidate
 from ..tasks import Task
 from ..tla.toolchain import Toolchain
 from ..tla.tree import SpecTree, TreeError, exported_names, read_tree, xml_part
+from ..evaluator import EvaluatorUse
 from .intent import Intent, judge
+from .model import MODEL_ROUNDS, Mender, apply
 from .rules import (STANDARD_MODULES, Edit, Fix, Problem, case_mismatch, choose_sentinel, missing_extends, missing_spec,
                     missing_unchanged, module_name, python_isms, stray_name, unbound_constant)
 
@@ -52,6 +54,9 @@ class Repair:
     after: tuple[PhaseResult, ...]
     #: The cfg the repaired spec is checked with (the original's, unless a rule bound a constant).
     cfg: str | None = None
+    #: The repair model's name and use (requests, tokens, cost), when one was asked.
+    model: str | None = None
+    model_use: dict[str, Any] | None = None
 
     @classmethod
     def refused(cls, spec: str, reason: str) -> Repair:
@@ -68,7 +73,7 @@ class Repair:
             "schema": 1, "rules_version": RULES_VERSION, "applied": bool(self.edits), "status": self.status,
             "reason": self.reason, "edit_count": len(self.edits), "rounds": self.rounds, "usable": self.usable,
             "p1_passed": _passed(self.after, "syntax"), "p2_passed": _passed(self.after, "runtime"),
-            "repairer": {"mechanical": True, "model": None}, "cfg_edited": any(e.check == "cfg-only" or e.rule == "A11"
+            "repairer": {"mechanical": True, "model": self.model, "usage": self.model_use}, "cfg_edited": any(e.check == "cfg-only" or e.rule == "A11"
                                                                               for e in self.edits),
             "ops": [e.to_json() for e in self.edits],
             "intent": self.intent.to_json() if self.intent is not None else None,
@@ -88,13 +93,25 @@ def status_of(edits: int) -> str:
 class Repairer:
     """Repairs candidates of one task with one toolchain; ``run_dir`` keeps every round's logs."""
 
-    def __init__(self, toolchain: Toolchain, task: Task, traces_dir: Path, run_dir: Path) -> None:
+    def __init__(self, toolchain: Toolchain, task: Task, traces_dir: Path, run_dir: Path,
+                 mender: Mender | None = None) -> None:
         self.toolchain = toolchain
         self.task = task
         self.traces_dir = traces_dir
         self.run_dir = run_dir
+        self.mender = mender
 
     def repair(self, candidate: Candidate) -> Repair:
+        """Rules first, round by round; where none applies, the repair model (if any) proposes
+        edits, at most ``MODEL_ROUNDS`` times.  Raises ``RepairModelError`` when the model's
+        endpoint does not answer (the benchmark's loss, not the spec's)."""
+        use = EvaluatorUse()
+        repair = self._repair(candidate, use)
+        if self.mender is None or not (use.requests or use.cached):
+            return repair
+        return dataclasses.replace(repair, model=self.mender.name, model_use=use.as_dict())
+
+    def _repair(self, candidate: Candidate, use: EvaluatorUse) -> Repair:
         if candidate.tla is None:
             return Repair.refused("", f"no spec to repair: {candidate.problem or 'none'}")
         original = candidate
@@ -106,8 +123,16 @@ class Repairer:
         edits: list[Edit] = []
         seen = {(candidate.tla, candidate.cfg)}
         results = before
+        asked = 0
         for round_ in range(1, MAX_ROUNDS + 1):
-            fix = self._fix(candidate, results, round_)
+            fix: Fix | str | None = self._fix(candidate, results, round_)
+            if fix is None and self.mender is not None and asked < MODEL_ROUNDS:
+                asked += 1
+                fix = self._ask(candidate, results, use)
+            if isinstance(fix, str):
+                return self._finish(original, candidate, edits, round_ - 1, results, before, first_tree,
+                                    f"no rule applies ({_first_failure(results)}), and the repair model's edits were "
+                                    f"not applied: {fix}")
             if fix is None:
                 return self._finish(original, candidate, edits, round_ - 1, results, before, first_tree,
                                     f"no rule applies: {_first_failure(results)}")
@@ -141,6 +166,13 @@ class Repairer:
                           intent, before, results, cfg)
         return Repair(status_of(len(edits)), f"usable after {len(edits)} edit(s)", spec, tuple(edits), rounds, True,
                       intent, before, results, cfg)
+
+    def _ask(self, candidate: Candidate, results: tuple[PhaseResult, ...], use: EvaluatorUse) -> Fix | str:
+        assert self.mender is not None and candidate.tla is not None
+        failing = next(r for r in results if not r.usable)
+        proposed = self.mender.propose(self.task, candidate.tla, candidate.cfg or "",
+                                       f"{failing.phase}: {failing.reason}", use)
+        return proposed if isinstance(proposed, str) else apply(candidate.tla, proposed)
 
     def _next_name(self, candidate: Candidate) -> str:
         return self._context(candidate, "intent").next_action() or "Next"

@@ -71,7 +71,12 @@ def judge(before: SpecTree | None, after: SpecTree, edits: Sequence[Edit], next_
         if problem:
             violations.append(problem)
     summary["definitions"] = "same" if not changed else f"{len(changed)} changed"
-    return Intent(tuple(violations), tuple(changed), (), summary)
+    # A definition the model changed kept its shape and the actions' writes; that it kept its
+    # meaning is the model's word only, and says so.
+    unverified = tuple(f"{name}: changed by the repair model ({', '.join(sorted({e.rule for e in edits if e.definition == name}))}); "
+                       "its meaning is not checked" for name in changed
+                       if any(e.check == "model" and e.definition == name for e in edits))
+    return Intent(tuple(violations), tuple(changed), unverified, summary)
 
 
 def _same_names(violations: list[str], rule: str, what: str, old: Sequence[str], new: Sequence[str]) -> str:
@@ -97,6 +102,8 @@ def _unexplained(name: str, old: Node | None, new: Node | None, old_shape: objec
         return f"F1/F2: definition {name} {'added' if old is None else 'removed'} by no rule that may do so"
     if old_shape != new_shape:
         return f"F2: definition {name} changed its parameters or level"
+    if any(edit.check == "model" for edit in edits):
+        return None  # marked unverified by the caller
     for edit in edits:
         if edit.check == "unchanged-added" and _is_unchanged_added(old, new, set(edit.variables)):
             return None
