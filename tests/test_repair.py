@@ -493,3 +493,19 @@ def test_a_run_with_a_repair_model_counts_its_cost_apart(needs_unchanged: pytest
     assert wrong.ret == pytest.ExitCode.USAGE_ERROR and "--sysmobench-repair mechanical+nobody" in wrong.stderr.str()
     typo = _run(bench, "--sysmobench-repair", "mechanic")
     assert typo.ret == pytest.ExitCode.USAGE_ERROR and "expected one of none, mechanical" in typo.stderr.str()
+
+
+def test_edits_after_the_spec_first_parses_are_judged_on_that_reading(scorer: Scorer, tmp_path: Path) -> None:
+    """A Python-ism (the spec does not parse) and a missing UNCHANGED: the first edit has nothing
+    to be compared with and says so; the second is checked on the reading the first made."""
+    task = TASKS["spin"]
+    reference = _candidate(scorer, task, ReferenceSource())
+    broken = (reference.tla or "").replace("/\\ lock = TRUE\n    /\\ UNCHANGED vars", "/\\ lock = true\n    /\\ UNCHANGED vars", 1)
+    broken = broken.replace("    /\\ UNCHANGED callType\n", "", 1)
+    repair = _repairer(scorer, task, tmp_path).repair(dataclasses.replace(reference, tla=broken))
+    assert (repair.status, [e.rule for e in repair.edits], repair.spec) == ("minor", ["A16", "A15"], reference.tla)
+    intent = repair.manifest()["intent"]
+    assert intent["changed_definitions"] == ["Acquire"] and intent["violations"] == []
+    assert intent["unverified"] == ["the first 1 edit(s) (A16) made the spec parse: there is no reading before them to "
+                                    "compare, so they are checked token by token only; the later ones are checked on "
+                                    "SANY's reading"]

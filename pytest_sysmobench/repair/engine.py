@@ -119,7 +119,9 @@ class Repairer:
         if all(r.usable for r in before) and len(before) == 2:
             return Repair("none", "usable as written: nothing to repair", candidate.tla, (), 0, True, None, before,
                           before)
-        first_tree = self.tree(candidate, "before")
+        # The first reading of the spec to judge later edits against, and the edits made before it
+        # (they made the spec parse, so there is nothing to compare them with).
+        first_tree: Reading = (self.tree(candidate, "before"), 0)
         edits: list[Edit] = []
         seen = {(candidate.tla, candidate.cfg)}
         results = before
@@ -144,13 +146,15 @@ class Repairer:
             edits += fix.edits
             candidate = dataclasses.replace(candidate, tla=fix.text, cfg=cfg)
             results = self._gate(candidate, f"round-{round_}")
+            if first_tree[0] is None and results[0].usable:
+                first_tree = (self.tree(candidate, f"round-{round_}-reading"), len(edits))
             if len(results) == 2 and all(r.usable for r in results):
                 return self._finish(original, candidate, edits, round_, results, before, first_tree, "")
         return self._finish(original, candidate, edits, MAX_ROUNDS, results, before, first_tree,
                             f"still not usable after {MAX_ROUNDS} rounds: {_first_failure(results)}")
 
     def _finish(self, original: Candidate, candidate: Candidate, edits: list[Edit], rounds: int,
-                results: tuple[PhaseResult, ...], before: tuple[PhaseResult, ...], first: SpecTree | None,
+                results: tuple[PhaseResult, ...], before: tuple[PhaseResult, ...], first: Reading,
                 problem: str) -> Repair:
         usable = len(results) == 2 and all(r.usable for r in results)
         spec, cfg = candidate.tla or "", candidate.cfg
@@ -160,7 +164,7 @@ class Repairer:
         if last is None:
             return Repair("unrepairable", "the repaired spec has no semantic tree to check its intent on",
                           spec, tuple(edits), rounds, False, None, before, results, cfg)
-        intent = judge(first, last, edits, self._next_name(original))
+        intent = _judged(first, last, edits, self._next_name(original))
         if not intent.kept:
             return Repair("unrepairable", f"refused: {intent.violations[0]}", spec, tuple(edits), rounds, False,
                           intent, before, results, cfg)
@@ -231,6 +235,23 @@ class Repairer:
         raw = self.toolchain.sany_xml(self.run_dir / "standard-modules", {"SysmoStandard.tla": body}, "SysmoStandard")
         xml = xml_part(raw.output)
         return exported_names(xml) if xml else {}
+
+
+#: A reading of the spec (None until it parses) and how many edits came before it.
+Reading = tuple["SpecTree | None", int]
+
+
+def _judged(first: Reading, last: SpecTree, edits: list[Edit], next_name: str) -> Intent:
+    """The edits made after the spec first parsed, judged against that reading; the ones that
+    made it parse are token rewrites with nothing to compare, and the intent says so."""
+    tree, before = first
+    intent = judge(tree, last, edits[before:], next_name)
+    if tree is None or not before:
+        return intent
+    rules = ", ".join(sorted({e.rule for e in edits[:before]}))
+    note = (f"the first {before} edit(s) ({rules}) made the spec parse: there is no reading before them to compare, "
+            "so they are checked token by token only; the later ones are checked on SANY's reading")
+    return dataclasses.replace(intent, unverified=(note, *intent.unverified))
 
 
 def _first_failure(results: tuple[PhaseResult, ...]) -> str:
