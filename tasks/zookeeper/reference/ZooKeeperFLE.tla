@@ -52,6 +52,15 @@ SameVote(x, y) ==
 
 Agreeing(votes, v) == {x.from : x \in {y \in votes : SameVote(y, v)}}
 
+\* receivedFollowingNotification puts the vote into recvset without the sender's protocol
+\* version (Vote's five-argument constructor) and compares it with one that has it: for two
+\* votes of servers out of the election, Vote.equals then compares the leader alone
+\* (ZOOKEEPER-1732's rule for mixed versions), not the epoch.
+SameAsRecorded(x, y) ==
+    IF x.state = "LOOKING" \/ y.state = "LOOKING" THEN SameVote(x, y) ELSE x.leader = y.leader
+
+AgreeingRecorded(votes, v) == {x.from : x \in {y \in votes : SameAsRecorded(y, v)}}
+
 \* recvset.put / outofelection.put: one vote per sender.
 Put(votes, v) == {x \in votes : x.from # v.from} \cup {v}
 
@@ -139,7 +148,7 @@ HandleEstablished(s, m) ==
         inRound == m.round = logicalclock[s]
         rs == IF inRound THEN Put(recvset[s], v) ELSE recvset[s]
         ooe == Put(outofelection[s], v)
-    IN IF inRound /\ IsQuorum(Agreeing(rs, v)) /\ LeaderKnown(s, rs, m.leader, m.round)
+    IN IF inRound /\ IsQuorum(AgreeingRecorded(rs, v)) /\ LeaderKnown(s, rs, m.leader, m.round)
        THEN Join(s, m, logicalclock[s])
        ELSE IF IsQuorum(Agreeing(ooe, v)) /\ LeaderKnown(s, ooe, m.leader, m.round)
        THEN Join(s, m, m.round)
