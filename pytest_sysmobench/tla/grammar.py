@@ -10,20 +10,24 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-_LANGUAGE: object | None = None
+#: The grammar, with the tree_sitter module it was made by: a host that imports tree_sitter
+#: afresh (pytester's in-process runs restore ``sys.modules``) has a new ``Language`` type, and
+#: its parser refuses a language of the old one.
+_LANGUAGE: tuple[object, object] | None = None
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def language() -> object:
     global _LANGUAGE
-    if _LANGUAGE is None:
-        import tree_sitter
+    import tree_sitter
+
+    if _LANGUAGE is None or _LANGUAGE[0] is not tree_sitter:
         import tree_sitter_tlaplus
 
         with warnings.catch_warnings():  # the binding hands over an int, which tree-sitter 0.25+ deprecates
             warnings.simplefilter("ignore", DeprecationWarning)
-            _LANGUAGE = tree_sitter.Language(tree_sitter_tlaplus.language())
-    return _LANGUAGE
+            _LANGUAGE = (tree_sitter, tree_sitter.Language(tree_sitter_tlaplus.language()))
+    return _LANGUAGE[1]
 
 
 def referenced_names(text: str) -> frozenset[str]:
