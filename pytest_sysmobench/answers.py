@@ -44,6 +44,11 @@ class AnswerStore:
         except (OSError, ValueError, TypeError):
             return None
 
+    def has(self, client: Client, prompt: str, sample: int, stage: str, json_mode: bool = False) -> bool:
+        """Whether this request's answer is stored (and would be used: not with --sysmobench-refresh)."""
+        path = self._path(self.key(client.config, prompt, sample, stage, json_mode))
+        return not self.refresh and self._load(path) is not None
+
     def answer(self, client: Client, prompt: str, sample: int, stage: str, json_mode: bool = False) -> tuple[Answer, bool]:
         """The stored answer, or a new one (stored before it is returned); True if it was stored."""
         path = self._path(self.key(client.config, prompt, sample, stage, json_mode))

@@ -227,6 +227,22 @@ def route_problem(config: ModelConfig) -> str | None:
     return None
 
 
+def missing_key(config: ModelConfig) -> str | None:
+    """Why a request for this model would go out without its key, or None: the variable the
+    configuration names is unset, or (with no ``api_base`` of its own) the provider's key
+    variable that litellm looks for is.  A base URL litellm merely defaults is no key."""
+    if config.api_key_env:
+        return None if os.environ.get(config.api_key_env) else f"environment variable {config.api_key_env} is not set"
+    if config.api_base:
+        return None
+    try:
+        found = _litellm().validate_environment(model=config.route)
+    except Exception:  # noqa: BLE001 - a route litellm cannot check is left to the request
+        return None
+    keys = [k for k in found.get("missing_keys") or [] if not str(k).endswith("_API_BASE")]
+    return f"environment variable {', '.join(keys)} is not set" if keys else None
+
+
 def _status(exc: BaseException) -> int | None:
     code = getattr(exc, "status_code", None)
     return int(code) if isinstance(code, int) else None

@@ -21,7 +21,7 @@ from .cell import Cell
 from .record import CellId
 from .evaluator import Evaluator
 from .hints import did_you_mean
-from .llm import Client, ModelCatalog, ModelConfigError, load_catalog, route_problem
+from .llm import Client, ModelCatalog, ModelConfigError, load_catalog, missing_key, route_problem
 from .prompts import MethodError
 from .answers import AnswerStore
 from .sources import GeneratedSource, MutantSource, ReplaySource, SpecSource, UnknownModel, resolve_source
@@ -228,7 +228,7 @@ class BenchmarkSession:
             mender = models.mender()
         except ModelConfigError as exc:
             repair_error = f"--sysmobench-repair {options.repair}: {exc}"
-        unroutable = route_problem(mender.client.config) if mender is not None else None
+        unroutable = (route_problem(mender.client.config) or missing_key(mender.client.config)) if mender else None
         if unroutable:
             repair_error = f"--sysmobench-repair {options.repair}: {unroutable}"
         scorer = Scorer(options.output, run_id=run_id, jar=options.jar, use_cache=options.use_cache,
@@ -263,7 +263,30 @@ class BenchmarkSession:
                 unroutable = source.route_problem()
                 if unroutable:
                     problems.append(f"{name}: {unroutable}")
+                problems += self._key_problems(name, source)
+        problems += self._evaluator_key_problem()
         return problems
+
+    def _key_problems(self, name: str, source: GeneratedSource) -> list[str]:
+        """A model without its key can still be scored from stored answers; asked anew, it cannot."""
+        missing = missing_key(source.client.config)
+        if missing is None:
+            return []
+        unstored = source.unstored(list(self.tasks.tasks), self.options.samples)
+        if not unstored:
+            return []
+        cells = len(self.tasks.tasks) * self.options.samples
+        return [f"{name}: {missing}, and {unstored} of its {cells} cell(s) have no stored answer to score instead: "
+                f"set it, or run where the answer store ({self.options.output / 'answers'}) has them"]
+
+    def _evaluator_key_problem(self) -> list[str]:
+        """The evaluator is asked only for specs without a mapping: models' and replayed ones."""
+        evaluator = self.scorer.evaluator
+        if evaluator is None or not any(isinstance(s, (GeneratedSource, ReplaySource)) for s in self.sources.values()):
+            return []
+        missing = missing_key(evaluator.client.config)
+        return [f"evaluator {evaluator.name}: {missing} (it maps specs that come without mapping.yaml; set it, or "
+                "any value when every answer it would give is stored)"] if missing else []
 
     def cases(self) -> list[PhaseCase]:
         """Deterministic order: xdist requires every worker to collect the same list."""

@@ -323,14 +323,29 @@ def test_the_readme_local_model_works_without_any_key(bench: pytest.Pytester, mo
     assert model_server.count("qwen3") == 1 and time.monotonic() - start < 60
 
 
-def test_a_model_without_its_key_sends_nothing_and_fails_the_run(bench: pytest.Pytester, model_server: LocalModelServer,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("SYSMO_UNSET_KEY", raising=False)
+def test_a_model_without_its_key_is_a_usage_error_unless_its_answers_are_stored(
+        bench: pytest.Pytester, model_server: LocalModelServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    model_server.respond(lambda body: GOOD)
     config = yaml.safe_load((bench.path / "sysmobench-models.yaml").read_text())
     config["models"]["tiny"]["api_key_env"] = "SYSMO_UNSET_KEY"
     (bench.path / "sysmobench-models.yaml").write_text(yaml.safe_dump(config))
+    monkeypatch.delenv("SYSMO_UNSET_KEY", raising=False)
     result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny", "-m", "p1")
-    assert result.ret == EXIT_NO_ANSWER
-    assert model_server.count("tiny") == 0
-    result.stdout.fnmatch_lines(["model requests: 0 sent*",
-                                 "warning: tiny: no answer*environment variable SYSMO_UNSET_KEY is not set*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and model_server.count("tiny") == 0
+    assert "tiny: environment variable SYSMO_UNSET_KEY is not set, and 1 of its 1 cell(s) have no stored answer" \
+        in result.stderr.str() and "Traceback" not in result.stderr.str()
+    # Asked once with the key, the answer is stored: scoring it again needs no key.
+    monkeypatch.setenv("SYSMO_UNSET_KEY", "sk-local")
+    bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny", "-m", "p1"
+                               ).assert_outcomes(passed=1)
+    monkeypatch.delenv("SYSMO_UNSET_KEY")
+    again = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny", "-m", "p1")
+    again.assert_outcomes(passed=1)
+    assert model_server.count("tiny") == 1
+    # A configured evaluator without its key stops a run that may need it (a model's specs), up front.
+    config["models"]["judge"]["api_key_env"] = "SYSMO_UNSET_KEY"
+    (bench.path / "sysmobench-models.yaml").write_text(yaml.safe_dump(config))
+    judged = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny",
+                                        "--sysmobench-evaluator", "judge", "-m", "p1")
+    assert judged.ret == pytest.ExitCode.USAGE_ERROR
+    assert "evaluator judge: environment variable SYSMO_UNSET_KEY is not set" in judged.stderr.str()

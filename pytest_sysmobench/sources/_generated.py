@@ -41,6 +41,18 @@ class GeneratedSource:
 
         return route_problem(self.client.config)
 
+    def unstored(self, tasks: list[Task], samples: int) -> int:
+        """How many cells' first request is not in the answer store (and so must be sent)."""
+        first = stages(self.method)[0]
+        missing = 0
+        for task in tasks:
+            try:
+                prompt = render(task, first, self.traces_dir, {})
+            except (SourceMissing, MethodError):
+                continue  # the cell records why it has no prompt
+            missing += sum(1 for sample in range(samples) if not self.store.has(self.client, prompt, sample, first.name))
+        return missing
+
     def _describe(self, stage: str, prompt: str, answer: Answer, cached: bool) -> dict[str, Any]:
         return {
             "stage": stage,
