@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .llm import Client, GenerationError
+from .llm import Answer, Client, GenerationError
 from .mapping import Mapping, MappingError, mapping_from_data
 from .answers import AnswerStore
 from .tasks import InvariantTemplate, Task, TaskError
@@ -83,6 +83,15 @@ class EvaluatorUse:
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k != "extras"} | self.extras
+
+    def add(self, answer: Answer, cached: bool) -> None:
+        """One answer's share: a request sent, or one answered from the store."""
+        self.requests += 0 if cached else 1
+        self.cached += 1 if cached else 0
+        self.prompt_tokens += answer.prompt_tokens
+        self.completion_tokens += answer.completion_tokens
+        self.cost_usd += answer.cost_usd or 0.0
+        self.cost_complete = self.cost_complete and answer.cost_usd is not None
 
 
 def screen(template: InvariantTemplate, expression: str) -> str | None:
@@ -188,12 +197,7 @@ class Evaluator:
             answer, cached = self.store.answer(self.client, prompt, 0, stage, json_mode=True)
         except GenerationError as exc:
             raise EvaluatorError(f"evaluator {self.name} failed: {exc}", unanswered=True) from exc
-        use.requests += 0 if cached else 1
-        use.cached += 1 if cached else 0
-        use.prompt_tokens += answer.prompt_tokens
-        use.completion_tokens += answer.completion_tokens
-        use.cost_usd += answer.cost_usd or 0.0
-        use.cost_complete = use.cost_complete and answer.cost_usd is not None
+        use.add(answer, cached)
         data = json_answer(answer.text)
         if data is None:
             raise EvaluatorError(f"evaluator {self.name} answered no JSON object: {answer.text.strip()[:200]!r}")

@@ -401,6 +401,12 @@ WIDEN_INIT = {"edits": [{"rule": "A5", "definition": "Init", "old": '    /\\ pc 
                          "summary": "Init gives callType its starting value"}]}
 
 
+def _without_calltype_init(scorer: Scorer) -> tuple[Candidate, Candidate]:
+    """The spin reference, and it with an Init that leaves callType without a value."""
+    reference = _candidate(scorer, TASKS["spin"], ReferenceSource())
+    return reference, dataclasses.replace(reference, tla=(reference.tla or "").replace(*NO_CALLTYPE_INIT, 1))
+
+
 def _mender(model_server: LocalModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Mender:
     monkeypatch.setenv("SYSMO_LOCAL_KEY", "sk-local")
     config = tmp_path / "models.yaml"
@@ -415,8 +421,7 @@ def test_the_repair_model_fixes_what_no_rule_can_and_is_marked_unverified(scorer
                                                                           model_server: LocalModelServer,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     task = TASKS["spin"]
-    reference = _candidate(scorer, task, ReferenceSource())
-    broken = dataclasses.replace(reference, tla=(reference.tla or "").replace(*NO_CALLTYPE_INIT, 1))
+    reference, broken = _without_calltype_init(scorer)
     mechanical = _repairer(scorer, task, tmp_path / "mechanical").repair(broken)
     assert mechanical.status == "unrepairable" and "no rule applies" in mechanical.reason
     model_server.respond(lambda body: json.dumps(WIDEN_INIT))
@@ -450,8 +455,7 @@ def test_a_model_edit_that_changes_what_the_spec_models_or_does_not_fit_is_not_t
         scorer: Scorer, tmp_path: Path, model_server: LocalModelServer, monkeypatch: pytest.MonkeyPatch,
         answer: object, refusal: str) -> None:
     task = TASKS["spin"]
-    reference = _candidate(scorer, task, ReferenceSource())
-    broken = dataclasses.replace(reference, tla=(reference.tla or "").replace(*NO_CALLTYPE_INIT, 1))
+    reference, broken = _without_calltype_init(scorer)
     model_server.respond(lambda body: answer if isinstance(answer, str) else json.dumps(answer))
     repair = Repairer(scorer.toolchain(), task, TRACES, tmp_path / "r", _mender(model_server, tmp_path, monkeypatch)
                       ).repair(broken)
@@ -462,8 +466,7 @@ def test_a_repair_model_that_does_not_answer_is_the_benchmarks_loss(scorer: Scor
                                                                      model_server: LocalModelServer,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     task = TASKS["spin"]
-    reference = _candidate(scorer, task, ReferenceSource())
-    broken = dataclasses.replace(reference, tla=(reference.tla or "").replace(*NO_CALLTYPE_INIT, 1))
+    reference, broken = _without_calltype_init(scorer)
     model_server.respond(lambda body: Reply.status(500))
     with pytest.raises(RepairModelError, match="repair model judge failed"):
         Repairer(scorer.toolchain(), task, TRACES, tmp_path / "r", _mender(model_server, tmp_path, monkeypatch)

@@ -110,12 +110,7 @@ class Mender:
                                                json_mode=True)
         except GenerationError as exc:
             raise RepairModelError(f"repair model {self.name} failed: {exc}") from exc
-        use.requests += 0 if cached else 1
-        use.cached += 1 if cached else 0
-        use.prompt_tokens += answer.prompt_tokens
-        use.completion_tokens += answer.completion_tokens
-        use.cost_usd += answer.cost_usd or 0.0
-        use.cost_complete = use.cost_complete and answer.cost_usd is not None
+        use.add(answer, cached)
         data = json_answer(answer.text)
         items = data.get("edits") if isinstance(data, dict) else None
         if not isinstance(items, list) or not items:
