@@ -240,7 +240,9 @@ class Cell:
             atomic_write_text(folder / f"{self.task.module}.tla", repair.spec)
         if repair.cfg is not None and repair.cfg != self.candidate().cfg:
             atomic_write_text(folder / f"{self.task.module}.cfg", repair.cfg)
-        manifest = repair.manifest()
+        atomic_write_text(folder / "repair.diff", repair.diff(self.candidate().tla or "", self.candidate().cfg,
+                                                              self.task.module))
+        manifest = {**repair.manifest(), "diff": "repair.diff"}
         if self._repaired_results:
             manifest["repaired_phases"] = {p: r.to_json() for p, r in self._repaired_results.items()}
         known = {p: r for p, r in self.results.items() if p in ("syntax", "runtime")}

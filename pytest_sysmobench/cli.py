@@ -154,7 +154,6 @@ def _task(args: argparse.Namespace):  # noqa: ANN202
 
 def repair(args: argparse.Namespace) -> int:
     """Repairs a spec mechanically and writes the repaired spec, its manifest and its diff."""
-    import difflib
     import json
     import tempfile
 
@@ -180,15 +179,11 @@ def repair(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{task.module}.tla").write_text(outcome.spec or text, encoding="utf-8")
     (out / "repair_manifest.json").write_text(json.dumps(outcome.manifest(), indent=1) + "\n", encoding="utf-8")
-    diff = list(difflib.unified_diff(text.splitlines(keepends=True), (outcome.spec or text).splitlines(keepends=True),
-                                     f"a/{spec.name}", f"b/{task.module}.tla"))
     written = [out / f"{task.module}.tla", out / "repair_manifest.json", out / "repair.diff"]
     if outcome.cfg is not None and outcome.cfg != candidate.cfg:  # a rule bound a constant
         (out / f"{task.module}.cfg").write_text(outcome.cfg, encoding="utf-8")
         written.insert(1, out / f"{task.module}.cfg")
-        diff += difflib.unified_diff((candidate.cfg or "").splitlines(keepends=True), outcome.cfg.splitlines(keepends=True),
-                                     f"a/{cfg.name}", f"b/{task.module}.cfg")
-    (out / "repair.diff").write_text("".join(diff), encoding="utf-8")
+    (out / "repair.diff").write_text(outcome.diff(text, candidate.cfg, task.module), encoding="utf-8")
     print(f"{task.name}: {outcome.status} ({len(outcome.edits)} edit(s)): {outcome.reason}")
     for edit in outcome.edits:
         print(f"  {edit.rule} {edit.definition or '(module)'}: {edit.summary}")

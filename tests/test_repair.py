@@ -345,6 +345,7 @@ def test_a_run_shows_the_repaired_composite_beside_the_strict_one_and_can_gate_o
     manifest = json.loads((run_dir / "repair_manifest.json").read_text())
     assert manifest["status"] == "minor" and manifest["repaired_composite"] == cell["repaired_composite"]
     assert [op["rule"] for op in manifest["ops"]] == ["A15"]
+    assert manifest["diff"] == "repair.diff" and "+    /\\ UNCHANGED callType" in (run_dir / "repair.diff").read_text()
 
     # The gate: a baseline whose repaired composite was higher fails the run only when asked to gate on it.
     blessed = bless(board).to_json()

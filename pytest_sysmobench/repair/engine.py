@@ -11,6 +11,7 @@ is refused, whatever rule it cites.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import re
 from dataclasses import dataclass
@@ -62,6 +63,15 @@ class Repair:
     def refused(cls, spec: str, reason: str) -> Repair:
         """Unrepairable before any rule was tried."""
         return cls("unrepairable", reason, spec, (), 0, False, None, (), ())
+
+    def diff(self, spec: str, cfg: str | None, module: str) -> str:
+        """The repair as a unified diff of the spec (and of the cfg, when a rule bound a constant)."""
+        lines = list(difflib.unified_diff(spec.splitlines(keepends=True), (self.spec or spec).splitlines(keepends=True),
+                                          f"a/{module}.tla", f"b/{module}.tla"))
+        if self.cfg is not None and self.cfg != cfg:
+            lines += difflib.unified_diff((cfg or "").splitlines(keepends=True), self.cfg.splitlines(keepends=True),
+                                          f"a/{module}.cfg", f"b/{module}.cfg")
+        return "".join(lines)
 
     @property
     def repaired(self) -> bool:
