@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .cache import atomic_write_text
 from .sources import Candidate, SpecSource
 from .phases import CHECKS, CellContext
-from .record import CellId
+from .record import CellId, RepairSummary, phase_summary
 from .scoring import (PHASES, REPAIRED_PHASES, Cause, PhaseResult, Status, composite, gate, phase_of,
                       repaired_composite)
 from .tasks import Task
@@ -218,6 +218,26 @@ class Cell:
                 self._repaired_results[phase] = self._out_of_time(phase, exc)
             self._saving(self._record_repair)
         return self._repaired_results[phase]
+
+    def repair_record(self, phase: str, result: PhaseResult) -> dict[str, Any]:
+        """What a P3 or P4 item's record says of the repair (``repair``, and ``repaired``: this
+        phase of the repaired spec), for the repaired composite; never the item's outcome.  A
+        fault while repairing leaves the repaired composite unknown and the strict one as it is."""
+        if phase not in REPAIRED_PHASES or result.score is None:
+            return {}
+        try:
+            repair = self.repair()
+            fixed = self.repaired_result(phase)
+        except Exception as exc:  # noqa: BLE001 - the strict result stands; the repair's loss is recorded
+            from .repair import RepairModelError
+
+            why = str(exc) if isinstance(exc, RepairModelError) else f"harness error: {type(exc).__name__}: {exc}"
+            return {"repair": RepairSummary("error", 0, f"not repaired: {why}").to_json()}
+        declared = self.candidate().declared_repair
+        summary = RepairSummary("none") if repair is None else RepairSummary(
+            repair.status, len(repair.edits), repair.reason, use=repair.model_use)
+        summary = replace(summary, declared=dict(declared) if declared else None)
+        return {"repair": summary.to_json(), **({"repaired": phase_summary(fixed)} if fixed is not None else {})}
 
     def repaired(self) -> CellRepair:
         """The repair, every phase of the repaired spec (P1 and P2 from the repair's last round)

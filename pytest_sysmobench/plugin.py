@@ -351,7 +351,7 @@ def sysmobench_phase(request: pytest.FixtureRequest) -> PhaseResult:
         raise _harness_error(item, case, f"harness error: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - recorded, so the leaderboard still has this cell
         raise _harness_error(item, case, f"harness error: {type(exc).__name__}: {exc}") from exc
-    repaired = _repaired(state, case, result)
+    repaired = state.cell(case).repair_record(case.phase, result) if state.options.repair != "none" else {}
     after = state.tool_counters()
     result = _against_baseline(request.config, case, result)
     item.stash[result_key] = _record(case, result, tools={k: after[k] - before.get(k, 0) for k in after},
@@ -364,31 +364,6 @@ def sysmobench_phase(request: pytest.FixtureRequest) -> PhaseResult:
     if result.status is Status.ERROR:
         raise HarnessError(result.reason)
     return result
-
-
-def _repaired(state: BenchmarkSession, case: PhaseCase, result: PhaseResult) -> dict[str, Any]:
-    """P3 and P4 of the repaired spec, for the repaired composite (never this item's outcome): a
-    spec the spec's own P1 or P2 left unusable is repaired once per cell.  A fault of ours while
-    repairing leaves the cell's repaired composite unknown and its strict one as it is."""
-    from .record import RepairSummary, phase_summary
-    from .scoring import REPAIRED_PHASES
-
-    if state.options.repair == "none" or case.phase not in REPAIRED_PHASES or result.score is None:
-        return {}
-    cell = state.cell(case)
-    try:
-        repair = cell.repair()
-        fixed = cell.repaired_result(case.phase)
-    except Exception as exc:  # noqa: BLE001 - the strict result stands; the repair's loss is recorded
-        from .repair import RepairModelError
-
-        why = str(exc) if isinstance(exc, RepairModelError) else f"harness error: {type(exc).__name__}: {exc}"
-        return {"repair": RepairSummary("error", 0, f"not repaired: {why}").to_json()}
-    declared = cell.candidate().declared_repair
-    summary = RepairSummary("none") if repair is None else RepairSummary(repair.status, len(repair.edits), repair.reason,
-                                                                         use=repair.model_use)
-    summary = dataclasses.replace(summary, declared=dict(declared) if declared else None)
-    return {"repair": summary.to_json(), **({"repaired": phase_summary(fixed)} if fixed is not None else {})}
 
 
 def _against_baseline(config: pytest.Config, case: PhaseCase, result: PhaseResult) -> PhaseResult:
