@@ -265,7 +265,7 @@ class Cell:
         manifest = {**repair.manifest(), "diff": "repair.diff"}
         if self._repaired_results:
             manifest["repaired_phases"] = {p: r.to_json() for p, r in self._repaired_results.items()}
-        known = {p: r for p, r in self.results.items() if p in ("syntax", "runtime")}
+        known = {p: r for p, r in self.results.items() if p not in REPAIRED_PHASES}
         if len(known) == 2 and len(self._repaired_results) == len(REPAIRED_PHASES):
             manifest["repaired_composite"] = repaired_composite(known, self._repaired_results)
         atomic_write_text(folder / "repair_manifest.json", json.dumps(manifest, indent=2, default=str))
