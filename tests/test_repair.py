@@ -24,6 +24,7 @@ from pytest_sysmobench.repair import Edit, Mender, Repairer, RepairModelError, j
 from pytest_sysmobench.repair.rules import Problem, python_isms
 from pytest_sysmobench.session import Scorer
 from pytest_sysmobench.sources import Candidate, MutantSource, ReferenceSource, ReplaySource
+from pytest_sysmobench.tla.cfg import Config
 from pytest_sysmobench.tla.sany import SanyResult
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,6 +63,12 @@ BREAKAGES = [
     ("zookeeper", "A8", [("Spec == Init /\\ [][Next]_vars\n", "")], []),
     ("spin", "A3", [("vars == <<lock, pc, callType>>", "vars == <<lock, pc, kind>>")], []),
     ("dqueue", "A2", [("    /\\ UNCHANGED <<made, got>>", "    /\\ UNCHANGED <<made, got, total>>")], []),
+    # The cfg's directives (A9): a name in the wrong case (named right, not added plain by A8), no
+    # behaviour named, a misspelt keyword, an INIT without its NEXT.
+    ("spin", "A9", [], [("SPECIFICATION Spec", "SPECIFICATION spec")]),
+    ("mutex", "A9", [], [("SPECIFICATION Spec\n", "")]),
+    ("rwmutex", "A9", [], [("SPECIFICATION Spec", "Specification Spec")]),
+    ("dqueue", "A9", [], [("SPECIFICATION Spec", "INIT Init")]),
 ]
 
 
@@ -98,6 +105,14 @@ def test_a_reference_broken_one_way_repairs_back_to_the_reference(scorer: Scorer
                                                                         else '= {"t1", "t2", "t3"}')
     if rule == "A8":
         assert manifest["intent"]["changed_definitions"] == ["Spec"]
+    if rule == "A9":  # the cfg names what the reference's does (its INIT kept, where it had one)
+        assert (repair.spec, manifest["cfg_edited"]) == (broken, True)
+        expected = _directives(reference.cfg if "INIT" not in broken_cfg else broken_cfg + "NEXT Next\n")
+        assert _directives(repair.cfg) == expected, repair.cfg
+
+
+def _directives(cfg: str | None) -> list[tuple[str, list[str]]]:
+    return sorted((s.canonical, s.names()) for s in Config.parse(cfg or "").sections)
 
 
 def test_a_choose_sentinel_becomes_a_constant_bound_to_a_model_value(scorer: Scorer, tmp_path: Path) -> None:

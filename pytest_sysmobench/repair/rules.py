@@ -10,11 +10,13 @@ repair that made one, whatever rule it cites.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..tla import modules
+from ..tla.cfg import KEYWORDS, Config, masked
 from ..tla.sany import SanyResult, unknown_operators
 from ..tla.tree import SpecTree
 from ..tla.unicode import protected_mask
@@ -414,3 +416,80 @@ def _dropped_from_unchanged(text: str, line: int, name: str) -> str | None:
     tuple_ = f"<<{', '.join(kept)}>>"
     lines[line - 1] = lines[line - 1][:match.start(1)] + tuple_ + lines[line - 1][match.end(1):]
     return "\n".join(lines)
+
+
+# -- A9: the cfg's directives ------------------------------------------------------------------
+
+_CFG_UNDEFINED = re.compile(r"The (?:name|invariant|property) (\w+) specified in the configuration file is not defined")
+
+
+def cfg_name(text: str, problem: Problem) -> Fix | None:
+    """The cfg names ``spec`` or ``TypeOk`` and the spec defines exactly one name that differs from
+    it in case alone (``Spec``, ``TypeOK``): the cfg names that one.  Before A8, which would
+    otherwise add a plain ``spec`` without the fairness the spec's own ``Spec`` has."""
+    match = _CFG_UNDEFINED.search(problem.runtime)
+    if match is None or problem.tree is None:
+        return None
+    wrong = match.group(1)
+    same = [name for name in problem.tree.definitions if name.lower() == wrong.lower() and name != wrong]
+    if len(same) != 1:
+        return None
+    spans = [m.span() for m in re.finditer(rf"(?<![\w!]){re.escape(wrong)}(?![\w!])", masked(problem.cfg))]
+    if not spans:
+        return None
+    cfg = problem.cfg
+    for start, end in reversed(spans):
+        cfg = cfg[:start] + same[0] + cfg[end:]
+    return Fix(text, (Edit("A9", None, "cfg", f"{wrong} -> {same[0]} in the cfg (the name the spec defines)",
+                           "cfg-only"),), cfg)
+
+
+_NO_INIT = "The configuration file did not specify the initial state predicate"
+_NO_NEXT = "No next state actions defined to generate successor states from"
+
+
+def cfg_behaviour(text: str, problem: Problem) -> Fix | None:
+    """A cfg that names no behaviour (no SPECIFICATION, or an INIT without a NEXT): the spec's own
+    ``Spec`` when it defines a temporal formula of that name, else its ``Init`` and ``Next``.
+    Nothing the spec does not define is named, and no fairness is added."""
+    if problem.tree is None or not (_NO_INIT in problem.runtime or _NO_NEXT in problem.runtime):
+        return None
+    keywords = {section.canonical for section in Config.parse(problem.cfg).sections}
+    definitions = problem.tree.definitions
+    if "SPECIFICATION" in keywords:
+        return None
+    if not keywords & {"INIT", "NEXT"} and "Spec" in definitions and definitions["Spec"].level == 3:
+        added = ["SPECIFICATION Spec"]
+    else:
+        missing = [(keyword, name) for keyword, name in (("INIT", "Init"), ("NEXT", "Next")) if keyword not in keywords]
+        if not missing or any(name not in definitions or definitions[name].params for _, name in missing):
+            return None
+        added = [f"{keyword} {name}" for keyword, name in missing]
+    cfg = "\n".join([*added, problem.cfg.rstrip("\n")]).rstrip("\n") + "\n"
+    return Fix(text, (Edit("A9", None, "cfg", f"{' and '.join(added)} added to the cfg (it lacked "
+                                              f"{'a behaviour' if len(added) > 1 or added[0].startswith('SPEC') else 'it'}; "
+                                              "no fairness added)", "cfg-only"),), cfg)
+
+
+_CFG_NOT_KEYWORD = re.compile(r"error in the configuration file at line (\d+) It was expecting a keyword")
+
+
+def cfg_keyword(text: str, problem: Problem) -> Fix | None:
+    """A directive misspelt (``SPECIFICATIONS``, ``Invariant``, ``INVARIENT``): the one keyword it is
+    closest to, on the first line that starts with such a word.  A word the spec declares or
+    defines (a constant's continuation line) is never taken for a directive."""
+    if _CFG_NOT_KEYWORD.search(problem.runtime) is None:
+        return None
+    known = set(problem.tree.definitions) | set(problem.tree.constants) if problem.tree is not None else set()
+    for found in re.finditer(r"^[ \t]*([A-Za-z_]+)\b", masked(problem.cfg), re.MULTILINE):
+        word = found.group(1)
+        if word in KEYWORDS or word in known:
+            continue
+        close = [word.upper()] if word.upper() in KEYWORDS else difflib.get_close_matches(word.upper(), KEYWORDS, 1, 0.85)
+        if not close:
+            continue
+        cfg = problem.cfg[:found.start(1)] + close[0] + problem.cfg[found.end(1):]
+        return Fix(text, (Edit("A9", None, "cfg", f"{word} -> {close[0]} in the cfg (a misspelt directive)",
+                               "cfg-only"),), cfg)
+    return None
+

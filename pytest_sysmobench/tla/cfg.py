@@ -76,8 +76,8 @@ class Section:
         return f"{self.keyword}{self.body}"
 
 
-def _mask(text: str) -> str:
-    """Blank out comments and strings so keywords inside them are not taken for sections."""
+def masked(text: str) -> str:
+    """Comments and strings blanked, offsets kept: keywords and names inside them are not the cfg's."""
     out = list(text)
     i = 0
     depth = 0
@@ -126,8 +126,7 @@ class Config:
     @classmethod
     def parse(cls, text: str) -> Config:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-        masked = _mask(text)
-        starts = [m for m in _KEYWORD.finditer(masked)]
+        starts = list(_KEYWORD.finditer(masked(text)))
         if not starts:
             return cls(text, ())
         sections = []
