@@ -224,6 +224,17 @@ class ConformanceSettings:
 
 
 @dataclass(frozen=True)
+class RepairBounds:
+    """How far a repair may bound an infinite domain TLC cannot enumerate (rule A10): ``Nat`` is
+    read as ``0..nat``, ``Int`` as ``-nat..nat``, ``Seq(S)`` as its sequences of length up to
+    ``seq``.  The task's, the same for every spec; 0 when the task declares none (then A10 does
+    not apply)."""
+
+    nat: int = 0
+    seq: int = 0
+
+
+@dataclass(frozen=True)
 class InvariantSettings:
     """P4's work: each check explores at most ``generated`` successor states (a verdict on the
     explored part); ``budget_s`` is the safety net in seconds."""
@@ -262,6 +273,7 @@ class Task:
     fix_module_name: bool = False  # a generated module with another name is renamed, not failed
     cell_budget_s: float = CELL_BUDGET_S
     invariants_file: Path | None = None
+    repair_bounds: RepairBounds = field(default_factory=RepairBounds)
 
     def variables_read(self, template: InvariantTemplate) -> frozenset[str]:
         """The canonical variables a template reads, itself or through the task's definitions."""
@@ -591,7 +603,18 @@ def load_task(directory: Path) -> Task:
         fix_module_name=root.flag("fix_module_name", False),
         cell_budget_s=root.number("cell_budget_s", CELL_BUDGET_S),
         invariants_file=invariants_file,
+        repair_bounds=_repair_bounds(root.sub("repair", required=False).sub("bounds", required=False)),
     )
+
+
+def _repair_bounds(bounds: _Fields) -> RepairBounds:
+    unknown = sorted(set(bounds.data) - {"nat", "seq"})
+    if unknown:
+        raise TaskError(f"{bounds.where}: unknown bound {unknown[0]!r} (known: nat, seq)")
+    values = {key: bounds.number(key, 0, limit=100) for key in ("nat", "seq")}
+    if any(v != int(v) for v in values.values()):
+        raise TaskError(f"{bounds.where}: bounds are whole numbers, got {values}")
+    return RepairBounds(int(values["nat"]), int(values["seq"]))
 
 
 @dataclass(frozen=True)

@@ -137,6 +137,61 @@ def test_a_choose_sentinel_becomes_a_constant_bound_to_a_model_value(scorer: Sco
     assert repairer.repair(dataclasses.replace(reference, tla=guarded)).status == "unrepairable"
 
 
+_ETCD_NEXT = "    \\/ \\E i \\in Servers :\n          \\/ ElectionTimeout(i)"
+#: A10: (guard written over an infinite domain, the same guard over the task's bound).
+INFINITE_DOMAINS = [
+    ("\\E i \\in Servers, n \\in Nat :\n          \\/ n = 0 /\\ ElectionTimeout(i)",
+     "\\E i \\in Servers, n \\in 0..3 :\n          \\/ n = 0 /\\ ElectionTimeout(i)"),
+    ("\\E i \\in Servers :\n          \\/ {n \\in Int : n * n = 4} = {-2, 2} /\\ ElectionTimeout(i)",
+     "\\E i \\in Servers :\n          \\/ {n \\in -3..3 : n * n = 4} = {-2, 2} /\\ ElectionTimeout(i)"),
+    ("\\E i \\in Servers, s \\in Seq(Servers) :\n          \\/ s = <<>> /\\ ElectionTimeout(i)",
+     "\\E i \\in Servers, s \\in UNION {[1..len -> Servers] : len \\in 0..2} :\n          \\/ s = <<>> /\\ ElectionTimeout(i)"),
+]
+
+
+@pytest.mark.parametrize(("infinite", "bounded"), INFINITE_DOMAINS, ids=["Nat", "Int", "Seq"])
+def test_an_infinite_domain_is_bounded_as_the_task_bounds_it_and_nothing_else(scorer: Scorer, tmp_path: Path,
+                                                                              infinite: str, bounded: str) -> None:
+    """A10: the one domain TLC cannot enumerate, read as the task's ``repair.bounds`` say (etcd:
+    ``nat: 3``, ``seq: 2``); the repaired spec reads as the same guard written over the bound."""
+    task = TASKS["etcd"]
+    reference = _candidate(scorer, task, ReferenceSource())
+    text = reference.tla or ""
+    assert _ETCD_NEXT in text
+    broken = text.replace(_ETCD_NEXT, "    \\/ " + infinite, 1)
+    meant = text.replace(_ETCD_NEXT, "    \\/ " + bounded, 1)
+    repairer = _repairer(scorer, task, tmp_path)
+    repair = repairer.repair(dataclasses.replace(reference, tla=broken))
+    assert (repair.status, [e.rule for e in repair.edits]) == ("minor", ["A10"]), repair.reason
+    assert repair.intent is not None and repair.intent.changed == ("Next",)
+    repaired = repairer.tree(dataclasses.replace(reference, tla=repair.spec), "repaired")
+    expected = repairer.tree(dataclasses.replace(reference, tla=meant), "meant")
+    assert repaired is not None and expected is not None and repaired.definitions == expected.definitions
+
+
+def test_a_bounded_domain_that_also_changes_a_guard_is_refused_and_no_bounds_no_repair(scorer: Scorer,
+                                                                                        tmp_path: Path) -> None:
+    """An edit citing A10 explains a domain read as a range of it, nothing more; and a task that
+    declares no bounds (spin) gets none of our choosing."""
+    task = TASKS["etcd"]
+    repairer = _repairer(scorer, task, tmp_path)
+    reference = _candidate(scorer, task, ReferenceSource())
+    text = reference.tla or ""
+    infinite, bounded = INFINITE_DOMAINS[0]
+    before = repairer.tree(dataclasses.replace(reference, tla=text.replace(_ETCD_NEXT, "    \\/ " + infinite, 1)), "b")
+    also = text.replace(_ETCD_NEXT, "    \\/ " + bounded.replace("n = 0", "n = 1"), 1)
+    edit = Edit("A10", "Next", "line 468", "Nat read as 0..3", "domain-bounded")
+    refused = judge(before, repairer.tree(dataclasses.replace(reference, tla=also), "also"), [edit])  # type: ignore[arg-type]
+    assert not refused.kept and "Next" in refused.violations[0]
+    spin = TASKS["spin"]
+    spin_reference = _candidate(scorer, spin, ReferenceSource())
+    unbounded = (spin_reference.tla or "").replace("    \\E t \\in Threads :\n        \\/ Lock(t)",
+                                                   "    \\E t \\in Threads, n \\in Nat :\n        \\/ n = 0 /\\ Lock(t)", 1)
+    assert unbounded != spin_reference.tla
+    repair = _repairer(scorer, spin, tmp_path / "spin").repair(dataclasses.replace(spin_reference, tla=unbounded))
+    assert repair.status == "unrepairable" and "non-enumerable" in repair.reason
+
+
 def test_a_usable_spec_is_left_as_it_is(scorer: Scorer, tmp_path: Path) -> None:
     reference = _candidate(scorer, TASKS["spin"], ReferenceSource())
     repair = _repairer(scorer, TASKS["spin"], tmp_path).repair(reference)

@@ -30,7 +30,7 @@ from ..evaluator import EvaluatorUse
 from .intent import Intent, judge
 from .model import MODEL_ROUNDS, Mender, apply
 from .rules import (STANDARD_MODULES, Edit, Fix, Problem, case_mismatch, cfg_behaviour, cfg_keyword, cfg_name,
-                    choose_sentinel, missing_extends, missing_spec, missing_unchanged, module_name, python_isms, stray_name,
+                    choose_sentinel, infinite_domain, missing_extends, missing_spec, missing_unchanged, module_name, python_isms, stray_name,
                     unbound_constant)
 
 #: How many rounds of rules a repair may take before it gives up.
@@ -38,7 +38,7 @@ MAX_ROUNDS = 6
 #: Edits per status, as the original's board counts them (one edit = one rule on one definition).
 MINOR, MODERATE = 3, 10
 #: Bumped when a rule is added or changed: the repair of a spec is cached by it.
-RULES_VERSION = 3
+RULES_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -225,10 +225,11 @@ class Repairer:
                                                                   case_mismatch(names), stray_name]
         else:
             problem = Problem(self.task.module, runtime=results[1].reason, tree=self.tree(candidate, f"round-{round_}"),
-                              cfg=candidate.cfg or "", constants=self._constants(candidate))
+                              cfg=candidate.cfg or "", constants=self._constants(candidate),
+                              bounds=self.task.repair_bounds)
             # The cfg's own words first: a misnamed Spec is named right (A9), not added plain (A8).
             rules = [missing_unchanged, cfg_keyword, cfg_name, cfg_behaviour, unbound_constant, missing_spec,
-                     choose_sentinel]
+                     choose_sentinel, infinite_domain]
         return next((fix for rule in rules for fix in [rule(text, problem)] if fix is not None), None)
 
     def _constants(self, candidate: Candidate) -> dict[str, str]:

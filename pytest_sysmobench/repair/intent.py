@@ -107,6 +107,8 @@ def _unexplained(name: str, old: Node | None, new: Node | None, old_shape: objec
     for edit in edits:
         if edit.check == "unchanged-added" and _is_unchanged_added(old, new, set(edit.variables)):
             return None
+        if edit.check == "domain-bounded" and _only_domains_bounded(old, new):
+            return None
     return f"F2/F3: definition {name} changed in a way no rule explains (a guard, an effect or an invariant)"
 
 
@@ -128,6 +130,45 @@ def _is_unchanged_added(old: Node, new: Node, variables: set[str]) -> bool:
     else:
         named = [target[1]] if target[0] == "apply" and not target[2] else []
     return set(named) == variables
+
+
+def _only_domains_bounded(old: object, new: object) -> bool:
+    """``new`` is ``old`` with some ``Nat``, ``Int`` or ``Seq(S)`` read as a finite range of it
+    (A10), and nothing else changed."""
+    if old == new or _bounded_domain(old, new):
+        return True
+    if isinstance(old, tuple) and isinstance(new, tuple) and len(old) == len(new):
+        return all(_only_domains_bounded(a, b) for a, b in zip(old, new))
+    return False
+
+
+def _bounded_domain(old: object, new: object) -> bool:
+    if not (isinstance(old, tuple) and isinstance(new, tuple) and len(old) == len(new) == 4 and old[0] == "apply"):
+        return False
+    if old[1:] == ("Nat", (), ()):
+        return new[1] == ".." and _numeral(new[2][0]) == 0 and _numeral(new[2][1]) is not None
+    if old[1:] == ("Int", (), ()):
+        return new[1] == ".." and new[2][0][:2] == ("apply", "-.") and len(new[2][0][2]) == 1 \
+            and _numeral(new[2][0][2][0]) == _numeral(new[2][1]) is not None
+    if old[1] != "Seq" or len(old[2]) != 1 or new[1:2] != ("UNION",) or len(new[2]) != 1:
+        return False
+    # UNION {[1..k -> S] : k \in 0..L}
+    setof = new[2][0]
+    if setof[:2] != ("apply", "$SetOfAll") or len(setof[2]) != 1:
+        return False
+    functions, bound = setof[2][0], setof[3]
+    if functions[:2] != ("apply", "$SetOfFcns") or len(functions[2]) != 2 or functions[2][1] != old[2][0]:
+        return False
+    (start, length), range_ = functions[2][0][2], bound
+    return functions[2][0][1] == ".." and _numeral(start) == 1 and length[:3] == ("apply", length[1], ()) \
+        and range_[0] == "boundSymbols" and range_[1][:2] == ("bound", ("name", length[1])) \
+        and range_[1][2][1] == ".." and _numeral(range_[1][2][2][0]) == 0 and _numeral(range_[1][2][2][1]) is not None
+
+
+def _numeral(node: object) -> int | None:
+    if isinstance(node, tuple) and len(node) == 2 and node[0] == "NumeralNode" and isinstance(node[1], tuple):
+        return int(node[1][1])
+    return None
 
 
 def _is_plain_spec(node: Node) -> bool:

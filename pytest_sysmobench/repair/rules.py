@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from ..tasks import RepairBounds
 from ..tla import modules
 from ..tla.cfg import KEYWORDS, Config, masked
 from ..tla.sany import SanyResult, unknown_operators
@@ -64,6 +65,8 @@ class Problem:
     #: The values the task gives its constants (``Threads: {"t1", "t2"}``), by the names the
     #: spec declares them under (the task's own, or the mapping's).
     constants: Mapping[str, str] = field(default_factory=dict)
+    #: How far the task lets a repair bound a domain TLC cannot enumerate (A10).
+    bounds: RepairBounds = field(default_factory=RepairBounds)
 
 
 # -- A16: Python-isms ---------------------------------------------------------------------------
@@ -493,3 +496,76 @@ def cfg_keyword(text: str, problem: Problem) -> Fix | None:
                                "cfg-only"),), cfg)
     return None
 
+
+
+# -- A10: a domain TLC cannot enumerate ---------------------------------------------------------
+
+_NOT_ENUMERABLE = re.compile(r"line (\d+), col (\d+) of module (\w+): (?:TLC encountered a non-enumerable quantifier "
+                             r"bound|Attempted to enumerate \{ x \\in S : p\(x\) \} when S: )")
+
+
+def infinite_domain(text: str, problem: Problem) -> Fix | None:
+    """``\\E n \\in Nat``, ``{x \\in Int : ...}`` or ``\\E s \\in Seq(S)`` where TLC must enumerate it:
+    the one domain TLC names, bounded as the task bounds it (``0..3``, ``-3..3``, the sequences
+    of S up to length 2), nothing else.  Only where the task declares bounds: a bound of our
+    choosing would decide what the spec can do."""
+    match = _NOT_ENUMERABLE.search(problem.runtime)
+    if match is None or match.group(3) != problem.module:
+        return None
+    start = _offset(text, int(match.group(1)), int(match.group(2)))
+    if start is None:
+        return None
+    if text[start] == "{":  # a set filter: TLC points at its brace, the domain follows \in
+        after = re.compile(r"\{[ \t\n]*\w+[ \t\n]*\\in[ \t\n]*").match(text, start)
+        if after is None:
+            return None
+        start = after.end()
+    bounded = _bounded(text, start, problem.bounds)
+    if bounded is None:
+        return None
+    end, domain, why = bounded
+    line = match.group(1)
+    where = modules.definition_at(text, int(line))
+    return Fix(f"{text[:start]}{domain}{text[end:]}",
+               (Edit("A10", where, f"line {line}", f"{text[start:end]} read as {domain} ({why}; the task's bound)",
+                     "domain-bounded"),))
+
+
+def _offset(text: str, line: int, col: int) -> int | None:
+    lines = text.split("\n")
+    if not 0 < line <= len(lines) or not 0 < col <= len(lines[line - 1]):
+        return None
+    return sum(len(l) + 1 for l in lines[:line - 1]) + col - 1
+
+
+def _bounded(text: str, start: int, bounds: RepairBounds) -> tuple[int, str, str] | None:
+    """Where the infinite domain at ``start`` ends, what it is read as, and why."""
+    word = re.compile(r"(Nat|Int|Seq)\b").match(text, start)
+    if word is None or protected_mask(text)[start]:
+        return None
+    if word.group(1) in ("Nat", "Int"):
+        low = "0" if word.group(1) == "Nat" else f"-{bounds.nat}"
+        return (word.end(), f"{low}..{bounds.nat}", f"{word.group(1)} has no end") if bounds.nat else None
+    close = _closing_paren(text, word.end())
+    if close is None or not bounds.seq:
+        return None
+    length = next((name for name in ("len", "len1", "len2", "seqLen") if not re.search(rf"\b{name}\b", text)), None)
+    if length is None:
+        return None
+    return (close + 1, f"UNION {{[1..{length} -> {text[word.end() + 1:close]}] : {length} \\in 0..{bounds.seq}}}",
+            "Seq(S) has sequences of every length")
+
+
+def _closing_paren(text: str, at: int) -> int | None:
+    """The parenthesis that closes the one at ``at``, outside strings and comments."""
+    if at >= len(text) or text[at] != "(":
+        return None
+    mask = protected_mask(text)
+    depth = 0
+    for index in range(at, len(text)):
+        if mask[index]:
+            continue
+        depth += {"(": 1, ")": -1}.get(text[index], 0)
+        if depth == 0:
+            return index
+    return None
