@@ -192,6 +192,26 @@ def test_a_bounded_domain_that_also_changes_a_guard_is_refused_and_no_bounds_no_
     assert repair.status == "unrepairable" and "non-enumerable" in repair.reason
 
 
+def test_an_action_the_model_changed_says_whether_its_guard_is_the_same(scorer: Scorer, tmp_path: Path) -> None:
+    """What the repair model changed is its word only; of an action, the guard (the conjuncts that
+    prime nothing) is compared on SANY's reading, and the note says whether it stayed."""
+    task = TASKS["spin"]
+    repairer = _repairer(scorer, task, tmp_path)
+    reference = _candidate(scorer, task, ReferenceSource())
+    text = reference.tla or ""
+    effect = text.replace("    /\\ lock' = TRUE\n    /\\ pc' = [pc EXCEPT ![t] = \"cs\"]",
+                          "    /\\ lock' = ~lock\n    /\\ pc' = [pc EXCEPT ![t] = \"cs\"]", 1)
+    guard = text.replace("    /\\ lock = FALSE\n    /\\ lock' = TRUE", "    /\\ lock # TRUE\n    /\\ lock' = TRUE", 1)
+    assert text != effect and text != guard
+    before = repairer.tree(reference, "before")
+    edit = Edit("A17", "Acquire", "Acquire", "model edit", "model")
+    notes = [judge(before, repairer.tree(dataclasses.replace(reference, tla=changed), name), [edit]).unverified  # type: ignore[arg-type]
+             for name, changed in (("effect", effect), ("guard", guard))]
+    assert notes[0] == ("Acquire: changed by the repair model (A17); its guard is the same (2 conjunct(s)), "
+                        "what it does is not checked",)
+    assert notes[1] == ("Acquire: changed by the repair model (A17), its guard too; its meaning is not checked",)
+
+
 def test_a_usable_spec_is_left_as_it_is(scorer: Scorer, tmp_path: Path) -> None:
     reference = _candidate(scorer, TASKS["spin"], ReferenceSource())
     repair = _repairer(scorer, TASKS["spin"], tmp_path).repair(reference)

@@ -72,11 +72,22 @@ def judge(before: SpecTree | None, after: SpecTree, edits: Sequence[Edit], next_
             violations.append(problem)
     summary["definitions"] = "same" if not changed else f"{len(changed)} changed"
     # A definition the model changed kept its shape and the actions' writes; that it kept its
-    # meaning is the model's word only, and says so.
-    unverified = tuple(f"{name}: changed by the repair model ({', '.join(sorted({e.rule for e in edits if e.definition == name}))}); "
-                       "its meaning is not checked" for name in changed
+    # meaning is the model's word only, and says so (an action whose guard is the same tree says
+    # that much more).
+    unverified = tuple(_model_changed(name, before, after, edits) for name in changed
                        if any(e.check == "model" and e.definition == name for e in edits))
     return Intent(tuple(violations), tuple(changed), unverified, summary)
+
+
+def _model_changed(name: str, before: SpecTree, after: SpecTree, edits: Sequence[Edit]) -> str:
+    rules = ", ".join(sorted({e.rule for e in edits if e.definition == name}))
+    guard = before.guard(name)
+    if guard is not None and guard == after.guard(name):
+        return (f"{name}: changed by the repair model ({rules}); its guard is the same ({len(guard)} conjunct(s)), "
+                "what it does is not checked")
+    if guard is not None and after.guard(name) is not None:
+        return f"{name}: changed by the repair model ({rules}), its guard too; its meaning is not checked"
+    return f"{name}: changed by the repair model ({rules}); its meaning is not checked"
 
 
 def _same_names(violations: list[str], rule: str, what: str, old: Sequence[str], new: Sequence[str]) -> str:

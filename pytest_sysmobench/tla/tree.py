@@ -79,6 +79,18 @@ class SpecTree:
             found[name] = Action(name, frozenset(writes), frozenset(unchanged))
         return found
 
+    def guard(self, name: str) -> tuple[Node, ...] | None:
+        """The conjuncts of an action's definition that neither prime nor leave a variable
+        unchanged, directly or through an action it calls: what decides whether it can be
+        taken.  None for a definition that is no action."""
+        definition = self.definitions.get(name)
+        if definition is None or definition.level != 2:
+            return None
+        return tuple(c for c in _conjuncts(definition.body) if not self._steps(c))
+
+    def _steps(self, node: Node) -> bool:
+        return any(sub[0] == "apply" and (sub[1] in ("'", "UNCHANGED") or self._is_action(sub[1])) for sub in _walk(node))
+
     def _is_action(self, name: str) -> bool:
         definition = self.definitions.get(name)
         return definition is not None and definition.level == 2
@@ -122,6 +134,14 @@ class SpecTree:
                 seen.add(sub[1])
                 names |= self._named_variables(self.definitions[sub[1]].body, seen)
         return names
+
+
+def _conjuncts(node: Node) -> Iterator[Node]:
+    if node[0] == "apply" and node[1] in ("\\land", "$ConjList"):
+        for operand in node[2]:
+            yield from _conjuncts(operand)
+    else:
+        yield node
 
 
 def _walk(node: Node) -> Iterator[Node]:
