@@ -191,8 +191,10 @@ class Cell:
 
         toolchain = self._toolchain().bounded(self._start_budget())
         try:
+            # The cell's own P1 and P2 are the repair's starting point: not checked again.
+            known = tuple(gates) if gates[0].usable else (gates[0],)
             return Repairer(toolchain, self.task, self.traces_dir, self.run_dir / "repaired" / "rounds",
-                            self.mender).repair(candidate)
+                            self.mender).repair(candidate, known)
         except CellBudgetSpent as exc:
             # As for a phase: the safety net in seconds is the spec's doing unless a known-good
             # check right after fails too (then the repair is ours to finish: raised).

@@ -279,7 +279,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 @pytest.fixture(scope="module")
 def corpus(world: World) -> Iterator[Corpus]:
-    with Scorer(world.out, use_cache=False) as scorer:
+    # A verdict cache of the corpus's own, inside its output dir: the many cases that share the
+    # reference spec (a bad trace, a bad mapping) check it once; nothing is read from elsewhere.
+    with Scorer(world.out, cache_dir=world.out / "verdicts") as scorer:
         yield Corpus(scorer, world.root / "replay")
     problems = _leaks(world, everywhere=True)
     if problems:

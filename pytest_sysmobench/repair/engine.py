@@ -112,21 +112,23 @@ class Repairer:
         self.run_dir = run_dir
         self.mender = mender
 
-    def repair(self, candidate: Candidate) -> Repair:
+    def repair(self, candidate: Candidate, before: tuple[PhaseResult, ...] | None = None) -> Repair:
         """Rules first, round by round; where none applies, the repair model (if any) proposes
-        edits, at most ``MODEL_ROUNDS`` times.  Raises ``RepairModelError`` when the model's
-        endpoint does not answer (the benchmark's loss, not the spec's)."""
+        edits, at most ``MODEL_ROUNDS`` times.  ``before``: the spec's own P1 (and P2, when P1
+        passed), when the caller has them (a cell does): not checked again.  Raises
+        ``RepairModelError`` when the model's endpoint does not answer (the benchmark's loss, not
+        the spec's)."""
         use = EvaluatorUse()
-        repair = self._repair(candidate, use)
+        repair = self._repair(candidate, use, before)
         if self.mender is None or not (use.requests or use.cached):
             return repair
         return dataclasses.replace(repair, model=self.mender.name, model_use=use.as_dict())
 
-    def _repair(self, candidate: Candidate, use: EvaluatorUse) -> Repair:
+    def _repair(self, candidate: Candidate, use: EvaluatorUse, known: tuple[PhaseResult, ...] | None) -> Repair:
         if candidate.tla is None:
             return Repair.refused("", f"no spec to repair: {candidate.problem or 'none'}")
         original = candidate
-        before = self._gate(candidate, "before")
+        before = known if known is not None else self._gate(candidate, "before")
         if all(r.usable for r in before) and len(before) == 2:
             return Repair("none", "usable as written: nothing to repair", candidate.tla, (), 0, True, None, before,
                           before)
