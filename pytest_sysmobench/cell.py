@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .cache import atomic_write_text
 from .sources import Candidate, SpecSource
-from .phases import CHECKS, CellContext
+from .phases import CHECKS, CellContext, gate_results
 from .record import CellId, RepairSummary, phase_summary
 from .scoring import (PHASES, REPAIRED_PHASES, Cause, PhaseResult, Status, composite, gate, phase_of,
                       repaired_composite)
@@ -82,9 +82,23 @@ class Cell:
 
     def candidate(self) -> Candidate:
         if self._candidate is None:
-            self._candidate = self.source.candidate(self.task, self.id.sample)
+            if getattr(self.source, "corrects", False):  # agent_based: each answer checked as P1 and P2 will
+                self._candidate = self.source.candidate(self.task, self.id.sample, check=self._attempt)  # type: ignore[call-arg]
+            else:
+                self._candidate = self.source.candidate(self.task, self.id.sample)
             self._saving(self._record_candidate, self._candidate)
         return self._candidate
+
+    def _attempt(self, candidate: Candidate, attempt: int) -> tuple[PhaseResult, ...]:
+        """P1 and P2 of one answer of a correcting method, in ``attempts/<n>/``; the cell's
+        budget counts them (they are the spec's work).  () when the budget is spent."""
+        toolchain = self._toolchain().bounded(self._start_budget())
+        context = CellContext(self.task, candidate, toolchain, self.run_dir / "attempts" / str(attempt),
+                              self.traces_dir)
+        try:
+            return gate_results(context)
+        except CellBudgetSpent:
+            return ()
 
     def _saving(self, write: Callable[..., None], *args: Any) -> None:
         try:

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Generator
 
 import pytest
 
-from .settings import (CACHE_ENV, CONFIG_ENV, CONFIG_FILE, DEFAULT_METHOD, DEFAULT_OUTPUT, DEFAULT_REPAIR, METHODS,
-                       REPAIR_MODES, repair_mode_problem)
+from .settings import (CACHE_ENV, CONFIG_ENV, CONFIG_FILE, DEFAULT_CORRECTIONS, DEFAULT_METHOD, DEFAULT_OUTPUT,
+                       DEFAULT_REPAIR, METHODS, REPAIR_MODES, repair_mode_problem)
 
 if TYPE_CHECKING:  # nothing of the benchmark is loaded before a session uses it
     from .leaderboard.reporter import Gate, LeaderboardReporter
@@ -33,8 +33,9 @@ RUN_ID_KEY = "sysmobench_run_id"
 OPTION_NAMES = ("sysmobench_models", "sysmobench_model_config", "sysmobench_method", "sysmobench_refresh",
                 "sysmobench_evaluator", "sysmobench_tasks", "sysmobench_traces", "sysmobench_output",
                 "sysmobench_samples", "sysmobench_jar", "sysmobench_no_cache", "sysmobench_cache", "sysmobench_baseline",
-                "sysmobench_tolerance", "sysmobench_repair", "sysmobench_gate")
+                "sysmobench_tolerance", "sysmobench_repair", "sysmobench_gate", "sysmobench_corrections")
 OPTION_DEFAULTS: dict[str, Any] = {"sysmobench_method": DEFAULT_METHOD, "sysmobench_samples": 1,
+                                   "sysmobench_corrections": DEFAULT_CORRECTIONS,
                                    "sysmobench_repair": DEFAULT_REPAIR, "sysmobench_gate": "composite"}
 
 session_key = pytest.StashKey["BenchmarkSession"]()
@@ -57,7 +58,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"YAML file of model settings (default: ${CONFIG_ENV}, else <rootdir>/{CONFIG_FILE})")
     group.addoption("--sysmobench-method", dest="sysmobench_method", default=DEFAULT_METHOD, choices=METHODS,
                     help="how models are asked: direct (source + task), translate (source, statement by "
-                         "statement, then assembled), traces (traces only, no source)")
+                         "statement, then assembled), traces (traces only, no source), agent_based (direct, "
+                         "then the tools' errors sent back while P1 or P2 rejects the spec)")
+    group.addoption("--sysmobench-corrections", dest="sysmobench_corrections", type=int,
+                    default=DEFAULT_CORRECTIONS,
+                    help=f"agent_based: how many times a rejected spec is sent back (default {DEFAULT_CORRECTIONS})")
     group.addoption("--sysmobench-refresh", dest="sysmobench_refresh", action="store_true",
                     help="ask models again instead of reusing stored answers (overwrites them)")
     group.addoption("--sysmobench-evaluator", dest="sysmobench_evaluator", default=None,
@@ -117,7 +122,16 @@ def _options(config: pytest.Config) -> Options:
         cache_dir=Path(str(config.getoption("sysmobench_cache"))).expanduser().resolve()
         if config.getoption("sysmobench_cache") else None,
         repair=_repair_mode(config),
+        corrections=_corrections(config),
     )
+
+
+def _corrections(config: pytest.Config) -> int:
+    value = config.getoption("sysmobench_corrections")
+    corrections = DEFAULT_CORRECTIONS if value is None else int(value)
+    if not 0 <= corrections <= 20:
+        raise pytest.UsageError(f"--sysmobench-corrections {corrections}: expected 0 to 20")
+    return corrections
 
 
 def _repair_mode(config: pytest.Config) -> str:

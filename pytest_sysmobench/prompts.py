@@ -1,9 +1,12 @@
-"""The three ways a model is asked for a spec, each a sequence of prompts rendered from data.
+"""The four ways a model is asked for a spec, each a sequence of prompts rendered from data.
 
 - ``direct``: the task's own prompt (source code and the task definition), one request.
 - ``translate``: source only, translated statement by statement, then assembled into a
   module in a second request that sees the first answer.
 - ``traces``: no source at all; sampled traces of the real system and their format.
+- ``agent_based``: the ``direct`` request (the same answer, asked once for both), then, while
+  P1 or P2 rejects the spec, a correction prompt with the tools' errors and the last answer
+  (``correction``), up to a limit.
 
 Templates are Markdown files with ``{placeholder}`` fields.  A task may bring its own
 (``tasks/<task>/prompts/<template>.md``); otherwise the shared default in this package is
@@ -12,6 +15,7 @@ used.  Only the known placeholders are replaced, so source code full of braces i
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -39,13 +43,27 @@ _STAGES: dict[str, tuple[Stage, ...]] = {
     "direct": (Stage("direct", ""),),
     "translate": (Stage("statements", "translate-statements"), Stage("assemble", "translate-assemble")),
     "traces": (Stage("traces", "traces"),),
+    "agent_based": (Stage("direct", ""),),
 }
+#: The request that sends a rejected spec back (``agent_based``); its stage is named per attempt.
+CORRECTION = "correct"
 
 
 def stages(method: str) -> tuple[Stage, ...]:
     if method not in _STAGES:
         raise MethodError(f"unknown generation method {method!r} (known: {', '.join(METHODS)})")
     return _STAGES[method]
+
+
+def correction(task: Task, attempt: int, corrections: int, previous: str, errors: str,
+               task_prompt: str) -> tuple[Stage, str]:
+    """The ``attempt``-th correction request: the stage it is stored under and its prompt."""
+    stage = Stage(f"{CORRECTION}-{attempt}", CORRECTION)
+    values = {"module": task.module, "attempt": str(attempt), "corrections": str(corrections), "previous": previous,
+              "errors": errors, "task_prompt": task_prompt}
+    # One pass: a field filled in (the model's own answer, the source code) is never read again.
+    text = template_path(task, stage).read_text(encoding="utf-8")
+    return stage, re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), text)
 
 
 def template_path(task: Task, stage: Stage) -> Path:

@@ -27,7 +27,7 @@ from .answers import AnswerStore
 from .sources import GeneratedSource, MutantSource, ReplaySource, SpecSource, UnknownModel, resolve_source
 from .scoring import PHASES
 from .repair.model import Mender
-from .settings import CACHE_ENV, DEFAULT_REPAIR, repair_model
+from .settings import CACHE_ENV, DEFAULT_CORRECTIONS, DEFAULT_REPAIR, repair_model
 from .tasks import Task, TaskLoad, load_tasks
 from .tla.driver import ToolRunner
 from .tla.jar import find_jar, find_java
@@ -50,6 +50,8 @@ class Options:
     evaluator: str | None = None
     cache_dir: Path | None = None
     repair: str = DEFAULT_REPAIR
+    #: ``agent_based``: how many times a spec P1 or P2 rejects is sent back.
+    corrections: int = DEFAULT_CORRECTIONS
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,8 @@ class _Models:
     def source(self, entry: str) -> GeneratedSource:
         method = self.options.method
         label = entry if method == "direct" else f"{entry}@{method}"
-        return GeneratedSource(label, self.client(entry), self.store, method, self.options.traces_dir)
+        return GeneratedSource(label, self.client(entry), self.store, method, self.options.traces_dir,
+                               self.options.corrections)
 
     def evaluator(self) -> Evaluator:
         assert self.evaluator_name is not None

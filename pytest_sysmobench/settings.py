@@ -4,8 +4,11 @@ plugin before (and without) loading the benchmark, and by the modules that act o
 from __future__ import annotations
 
 #: How models are asked for a spec (``--sysmobench-method``).
-METHODS: tuple[str, ...] = ("direct", "translate", "traces")
+METHODS: tuple[str, ...] = ("direct", "translate", "traces", "agent_based")
 DEFAULT_METHOD = "direct"
+#: ``agent_based``: how many times a spec P1 or P2 rejects is sent back with the tools' errors
+#: (``--sysmobench-corrections``).
+DEFAULT_CORRECTIONS = 3
 #: Where the leaderboard, the run folders and the cache go, under the rootdir.
 DEFAULT_OUTPUT = ".sysmobench"
 #: The SANY/TLC verdict cache's folder, when it is not ``<output>/cache``: one cache for several

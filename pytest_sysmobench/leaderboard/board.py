@@ -137,7 +137,9 @@ def _repaired_composite(phases: Mapping[str, PhaseCell], repair: RepairCell) -> 
 
 
 def _usage_of(generation: Mapping[str, JSON]) -> dict[str, JSON]:
-    keys = ("route", "method", "prompt_tokens", "completion_tokens", "cost_usd", "requests", "cached")
+    keys = ("route", "method", "prompt_tokens", "completion_tokens", "cost_usd", "requests", "cached",
+            # agent_based: each attempt's P1/P2 verdict, which one is scored, and why it stopped early
+            "attempts", "scored_attempt", "corrections_allowed", "correction_error")
     return {k: generation.get(k) for k in keys if k in generation}
 
 
@@ -451,6 +453,25 @@ def repairs_line(row: ModelRow) -> str | None:
     counts = ", ".join(f"{status} {n}" for status, n in row.repairs.items())
     return (f"{row.model}: repairs {counts}; repaired composite {_number(row.repaired_composite)} "
             f"(strict {_number(row.composite)})")
+
+
+def attempts_line(board: Board, row: ModelRow) -> str | None:
+    """'m@agent_based: P1 and P2 pass after attempt 1: 2/5, 2: 4/5, 3: 4/5, 4: 5/5', for a
+    method that sends rejected specs back: how many cells were usable after each round."""
+    rounds = [c.generation["attempts"] for c in board.cells
+              if c.model == row.model and c.generation and isinstance(c.generation.get("attempts"), list)]
+    if not rounds:
+        return None
+    allowed = max(_int(c.generation.get("corrections_allowed")) for c in board.cells
+                  if c.model == row.model and c.generation and "attempts" in c.generation) + 1
+    passed = [next((_int(a.get("attempt")) for a in r if isinstance(a, dict) and a.get("passed")), None) for r in rounds]
+    counts = ", ".join(f"{k}: {sum(1 for p in passed if p is not None and p <= k)}/{len(rounds)}"
+                       for k in range(1, allowed + 1))
+    return f"{row.model}: P1 and P2 pass after attempt {counts}"
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def table(board: Board | Mapping[str, JSON]) -> str:

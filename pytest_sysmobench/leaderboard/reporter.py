@@ -124,6 +124,7 @@ class LeaderboardReporter:
         board = self.final_board or self.board()
         lines = [boards.table(board), *self.baseline_lines]
         lines += [line for line in map(boards.repairs_line, board.models) if line]
+        lines += [line for model in board.models if (line := boards.attempts_line(board, model))]
         for model in board.models:
             if model.failure_classes:
                 classes = "; ".join(f"{phase_of(p).short} " + ", ".join(f"{k} {n}" for k, n in c.items())

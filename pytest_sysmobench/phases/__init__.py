@@ -18,4 +18,15 @@ CHECKS: dict[str, Callable[[CellContext], PhaseResult]] = {
     "invariants": check_invariants,
 }
 
-__all__ = ["CHECKS", "CellContext", "check_conformance", "check_invariants", "check_runtime", "check_syntax"]
+
+
+def gate_results(ctx: CellContext) -> tuple[PhaseResult, ...]:
+    """P1, then P2 if P1 passed: what P3 and P4 wait for, and what a correction round or a
+    repair round is judged by."""
+    syntax = check_syntax(ctx)
+    if not syntax.usable:
+        return (syntax,)
+    return (syntax, check_runtime(ctx))
+
+
+__all__ = ["CHECKS", "CellContext", "gate_results", "check_conformance", "check_invariants", "check_runtime", "check_syntax"]

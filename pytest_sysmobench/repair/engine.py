@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from ..phases import gate_results
 from ..phases._context import CellContext
-from ..phases.runtime import check_runtime
-from ..phases.syntax import check_syntax
 from ..scoring import PhaseResult
 from ..sources import Candidate
 from ..tasks import Task
@@ -199,11 +198,7 @@ class Repairer:
 
     def _gate(self, candidate: Candidate, stage: str) -> tuple[PhaseResult, ...]:
         """P1, then P2 if P1 passed: the benchmark's own gate before P3 and P4."""
-        ctx = self._context(candidate, stage)
-        syntax = check_syntax(ctx)
-        if not syntax.usable:
-            return (syntax,)
-        return (syntax, check_runtime(ctx))
+        return gate_results(self._context(candidate, stage))
 
     def tree(self, candidate: Candidate, stage: str) -> SpecTree | None:
         ctx = self._context(candidate, stage)

@@ -5,13 +5,20 @@ from __future__ import annotations
 import hashlib
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..answers import AnswerStore
 from ..llm import Answer, Client, GenerationError
-from ..prompts import MethodError, SourceMissing, render, stages
+from ..prompts import MethodError, SourceMissing, correction, render, stages
 from ..tasks import Task
 from ._candidate import Candidate, with_spec
+
+if TYPE_CHECKING:
+    from ..scoring import PhaseResult
+
+#: Checks a candidate as P1 and P2 would (the cell's own gate), for the attempt numbered; () when
+#: it could not be checked (the cell's budget is spent): then nothing more is asked.
+Checker = Callable[[Candidate, int], "tuple[PhaseResult, ...]"]
 
 
 def _usage(entries: list[dict[str, Any]]) -> dict[str, Any]:
@@ -28,13 +35,21 @@ def _usage(entries: list[dict[str, Any]]) -> dict[str, Any]:
 class GeneratedSource:
     """Asks a model for each cell's spec with one of the generation methods."""
 
-    def __init__(self, name: str, client: Client, store: AnswerStore, method: str, traces_dir: Path) -> None:
+    def __init__(self, name: str, client: Client, store: AnswerStore, method: str, traces_dir: Path,
+                 corrections: int = 0) -> None:
         stages(method)  # an unknown method fails when the session starts, not per cell
         self.name = name
         self.client = client
         self.store = store
         self.method = method
         self.traces_dir = traces_dir
+        #: ``agent_based``: how many times a rejected spec is sent back with the tools' errors.
+        self.corrections = corrections if method == "agent_based" else 0
+
+    @property
+    def corrects(self) -> bool:
+        """Whether this source checks its answers (the cell then hands it a checker)."""
+        return self.corrections > 0
 
     def route_problem(self) -> str | None:
         from ..llm import route_problem
@@ -74,14 +89,55 @@ class GeneratedSource:
             entries.append(self._describe(stage.name, prompt, answer, cached))
         return turns, entries
 
-    def candidate(self, task: Task, sample: int) -> Candidate:
+    def candidate(self, task: Task, sample: int, check: Checker | None = None) -> Candidate:
         base = Candidate(task.name, self.name, sample, task.module, origin=f"{self.client.config.route} ({self.method})")
         info: dict[str, Any] = {"route": self.client.config.route, "method": self.method}
         try:
             turns, entries = self.conversation(task, sample)
         except (GenerationError, SourceMissing, MethodError) as exc:
             return replace(base, generation_error=str(exc), generation=info)
+        candidate = with_spec(base, task, turns[-1][2].text, None, None)
+        if check is not None and self.corrects:
+            try:
+                candidate = self._corrected(task, sample, base, candidate, turns, entries, info, check)
+            except GenerationError as exc:
+                # The endpoint failed mid-way: the last answer stands, and the board says why.
+                info["correction_error"] = str(exc)
         info.update(stages=entries, **_usage(entries))
-        last = turns[-1][2]
-        candidate = with_spec(base, task, last.text, None, None)
         return replace(candidate, generation=info, transcript=tuple((s, p, a.text) for s, p, a in turns))
+
+    def _corrected(self, task: Task, sample: int, base: Candidate, candidate: Candidate,
+                   turns: list[tuple[str, str, Answer]], entries: list[dict[str, Any]], info: dict[str, Any],
+                   check: Checker) -> Candidate:
+        """Send the spec back with the tools' errors while P1 or P2 rejects it, up to the limit;
+        every round's answer is stored like the first.  ``info`` keeps each attempt's verdict
+        and which attempt is scored (the last one asked)."""
+        rounds: list[dict[str, Any]] = []
+        info.update(attempts=rounds, corrections_allowed=self.corrections)
+        task_prompt = turns[0][1]
+        for attempt in range(1, self.corrections + 2):
+            results = check(candidate, attempt)
+            failing = next((r for r in results if r.status.value != "passed"), None)
+            rounds.append({"attempt": attempt, "passed": bool(results) and failing is None,
+                           "phases": {r.phase: r.score for r in results}})
+            info["scored_attempt"] = attempt
+            if not results or failing is None or attempt > self.corrections:
+                return candidate
+            stage, prompt = correction(task, attempt, self.corrections, turns[-1][2].text,
+                                       _errors(candidate, results), task_prompt)
+            answer, cached = self.store.answer(self.client, prompt, sample, stage.name)
+            turns.append((stage.name, prompt, answer))
+            entries.append(self._describe(stage.name, prompt, answer, cached))
+            candidate = with_spec(base, task, answer.text, None, None)
+        return candidate
+
+
+def _errors(candidate: Candidate, results: tuple[PhaseResult, ...]) -> str:
+    """What the tools said, phase by phase, as the board says it (P2's reason names the actions
+    that never fired; a TLC error comes with its trace)."""
+    lines = [f"- P1 syntax (SANY) and P2 runtime (TLC), as the benchmark checks them:"]
+    for result in results:
+        lines.append(f"  - {result.phase}: {result.status.value}, score {result.score}: {result.reason}")
+    if candidate.problem:
+        lines.append(f"- reading your answer: {candidate.problem}")
+    return "\n".join(lines)
