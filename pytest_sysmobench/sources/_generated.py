@@ -5,20 +5,18 @@ from __future__ import annotations
 import hashlib
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from ..answers import AnswerStore
 from ..llm import Answer, Client, GenerationError
 from ..prompts import MethodError, SourceMissing, correction, render, stages
+from ..scoring import PhaseResult, Status
 from ..tasks import Task
 from ._candidate import Candidate, with_spec
 
-if TYPE_CHECKING:
-    from ..scoring import PhaseResult
-
 #: Checks a candidate as P1 and P2 would (the cell's own gate), for the attempt numbered; () when
 #: it could not be checked (the cell's budget is spent): then nothing more is asked.
-Checker = Callable[[Candidate, int], "tuple[PhaseResult, ...]"]
+Checker = Callable[[Candidate, int], tuple[PhaseResult, ...]]
 
 
 def _usage(entries: list[dict[str, Any]]) -> dict[str, Any]:
@@ -117,7 +115,7 @@ class GeneratedSource:
         task_prompt = turns[0][1]
         for attempt in range(1, self.corrections + 2):
             results = check(candidate, attempt)
-            failing = next((r for r in results if r.status.value != "passed"), None)
+            failing = next((r for r in results if r.status is not Status.PASSED), None)
             rounds.append({"attempt": attempt, "passed": bool(results) and failing is None,
                            "phases": {r.phase: r.score for r in results}})
             info["scored_attempt"] = attempt
@@ -135,7 +133,7 @@ class GeneratedSource:
 def _errors(candidate: Candidate, results: tuple[PhaseResult, ...]) -> str:
     """What the tools said, phase by phase, as the board says it (P2's reason names the actions
     that never fired; a TLC error comes with its trace)."""
-    lines = [f"- P1 syntax (SANY) and P2 runtime (TLC), as the benchmark checks them:"]
+    lines = ["- P1 syntax (SANY) and P2 runtime (TLC), as the benchmark checks them:"]
     for result in results:
         lines.append(f"  - {result.phase}: {result.status.value}, score {result.score}: {result.reason}")
     if candidate.problem:
