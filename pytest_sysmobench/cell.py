@@ -82,7 +82,7 @@ class Cell:
 
     def candidate(self) -> Candidate:
         if self._candidate is None:
-            if getattr(self.source, "corrects", False):  # agent_based: each answer checked as P1 and P2 will
+            if getattr(self.source, "uses_checker", False):  # agent_based, agents: answers checked as P1 and P2 will
                 self._candidate = self.source.candidate(self.task, self.id.sample, check=self._attempt)  # type: ignore[call-arg]
             else:
                 self._candidate = self.source.candidate(self.task, self.id.sample)
@@ -90,8 +90,9 @@ class Cell:
         return self._candidate
 
     def _attempt(self, candidate: Candidate, attempt: int) -> tuple[PhaseResult, ...]:
-        """P1 and P2 of one answer of a correcting method, in ``attempts/<n>/``; the cell's
-        budget counts them (they are the spec's work).  () when the budget is spent."""
+        """P1 and P2 of one answer (agent_based) or one call of an agent's check tool, in
+        ``attempts/<n>/``; the cell's budget counts them (they are the spec's work).  () when the
+        budget is spent."""
         toolchain = self._toolchain().bounded(self._start_budget())
         context = CellContext(self.task, candidate, toolchain, self.run_dir / "attempts" / str(attempt),
                               self.traces_dir)

@@ -135,13 +135,59 @@ class ModelCatalog:
     models: Mapping[str, ModelConfig]
     evaluator: str | None = None
     source: Path | None = None
+    #: Coding agents (``agent:NAME``), each a command run in a sandbox.
+    agents: Mapping[str, AgentConfig] = field(default_factory=dict)
 
     def get(self, name: str) -> ModelConfig:
         return self.models.get(name) or ModelConfig(name=name, route=name)
 
 
 #: The top-level keys of a model configuration file.
-CATALOG_KEYS = ("models", "evaluator")
+CATALOG_KEYS = ("models", "evaluator", "agents")
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """A coding agent: a command run in a fresh workspace inside a sandbox (``agent:NAME``)."""
+
+    name: str
+    command: tuple[str, ...]
+    #: Wall-clock limit of the whole run; past it the agent's process group is killed.
+    timeout_s: float = 1800.0
+    #: How many times it may call the check tool (P1 and P2 of a spec).
+    max_checks: int = 20
+    #: Folders it may read besides its workspace and the system's (its own install, its config).
+    read_only: tuple[Path, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+def _agent_entry(name: str, raw: Any, where: str) -> AgentConfig:
+    if not isinstance(raw, Mapping):
+        raise ModelConfigError(f"{where}: expected a mapping with 'command:'")
+    known = ("command", "timeout_s", "max_checks", "read_only", "env")
+    unknown = sorted(str(k) for k in raw if k not in known)
+    if unknown:
+        raise ModelConfigError(f"{where}.{unknown[0]}: unknown setting (known: {', '.join(known)})")
+    command = raw.get("command")
+    if isinstance(command, str):
+        command = [command]
+    if not isinstance(command, list) or not command or not all(isinstance(c, str) and c for c in command):
+        raise ModelConfigError(f"{where}.command: expected the command as a list of strings")
+    read_only = raw.get("read_only") or []
+    env = raw.get("env") or {}
+    if not isinstance(read_only, list) or not all(isinstance(p, str) for p in read_only):
+        raise ModelConfigError(f"{where}.read_only: expected a list of paths")
+    if not isinstance(env, Mapping) or not all(isinstance(k, str) and isinstance(v, (str, int, float))
+                                              for k, v in env.items()):
+        raise ModelConfigError(f"{where}.env: expected a mapping of names to values")
+    try:
+        timeout_s, max_checks = float(raw.get("timeout_s", 1800.0)), int(raw.get("max_checks", 20))
+    except (TypeError, ValueError) as exc:
+        raise ModelConfigError(f"{where}: timeout_s and max_checks are numbers: {exc}") from exc
+    if not (0 < timeout_s <= 86_400 and 0 <= max_checks <= 10_000):
+        raise ModelConfigError(f"{where}: timeout_s must be in (0, 86400] and max_checks in [0, 10000]")
+    return AgentConfig(name, tuple(command), timeout_s, max_checks,
+                       tuple(Path(p).expanduser().resolve() for p in read_only), {k: str(v) for k, v in env.items()})
 
 
 def load_catalog(path: Path | None) -> ModelCatalog:
@@ -163,7 +209,11 @@ def load_catalog(path: Path | None) -> ModelCatalog:
         raise ModelConfigError(f"{path}: 'models' must map model names to settings")
     models = {str(n): _entry(str(n), raw or {}, f"{path}: models.{n}") for n, raw in entries.items()}
     evaluator = data.get("evaluator")
-    return ModelCatalog(models, str(evaluator) if evaluator else None, path)
+    agents = data.get("agents") or {}
+    if not isinstance(agents, Mapping):
+        raise ModelConfigError(f"{path}: 'agents' must map agent names to settings")
+    return ModelCatalog(models, str(evaluator) if evaluator else None, path,
+                        {str(n): _agent_entry(str(n), raw, f"{path}: agents.{n}") for n, raw in agents.items()})
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,11 @@ from .cache import Cache
 from .cell import Cell
 from .record import CellId
 from .evaluator import Evaluator
-from .hints import did_you_mean
+from .hints import close_matches, did_you_mean
 from .llm import Client, ModelCatalog, ModelConfigError, load_catalog, missing_key, route_problem
 from .prompts import MethodError
 from .answers import AnswerStore
-from .sources import GeneratedSource, MutantSource, ReplaySource, SpecSource, UnknownModel, resolve_source
+from .sources import AgentSource, GeneratedSource, MutantSource, ReplaySource, SpecSource, UnknownModel, resolve_source
 from .scoring import PHASES
 from .repair.model import Mender
 from .settings import CACHE_ENV, DEFAULT_CORRECTIONS, DEFAULT_REPAIR, repair_model
@@ -183,6 +183,18 @@ class _Models:
         return GeneratedSource(label, self.client(entry), self.store, method, self.options.traces_dir,
                                self.options.corrections)
 
+    def agent(self, name: str) -> SpecSource:
+        """``agent:NAME``: the agent the model configuration's ``agents:`` names."""
+        config = self.catalog.agents.get(name)
+        if config is None:
+            known = sorted(self.catalog.agents)
+            close = close_matches(name, known, n=1)
+            raise UnknownModel(f"--sysmobench-models agent:{name}: no agent {name!r} under 'agents:' in the model "
+                               f"configuration ({self.catalog.source or 'none found'})"
+                               + (f"; did you mean agent:{close[0]}?" if close else
+                                  f"; known: {', '.join(known)}" if known else ""))
+        return AgentSource(config, self.options.traces_dir)
+
     def evaluator(self) -> Evaluator:
         assert self.evaluator_name is not None
         return Evaluator(self.evaluator_name, self.client(self.evaluator_name), self.store)
@@ -215,7 +227,7 @@ class BenchmarkSession:
         labels: list[str] = []
         for entry in options.models:
             try:
-                source = resolve_source(entry, options.rootdir, models.source)
+                source = resolve_source(entry, options.rootdir, models.source, models.agent)
                 sources[source.name] = source
                 labels.append(source.name)
             except (UnknownModel, ModelConfigError, MethodError) as exc:
@@ -285,7 +297,7 @@ class BenchmarkSession:
     def _evaluator_key_problem(self) -> list[str]:
         """The evaluator is asked only for specs without a mapping: models' and replayed ones."""
         evaluator = self.scorer.evaluator
-        if evaluator is None or not any(isinstance(s, (GeneratedSource, ReplaySource)) for s in self.sources.values()):
+        if evaluator is None or not any(isinstance(s, (GeneratedSource, ReplaySource, AgentSource)) for s in self.sources.values()):
             return []
         missing = missing_key(evaluator.client.config)
         return [f"evaluator {evaluator.name}: {missing} (it maps specs that come without mapping.yaml; set it, or "

@@ -139,7 +139,10 @@ def _repaired_composite(phases: Mapping[str, PhaseCell], repair: RepairCell) -> 
 def _usage_of(generation: Mapping[str, JSON]) -> dict[str, JSON]:
     keys = ("route", "method", "prompt_tokens", "completion_tokens", "cost_usd", "requests", "cached",
             # agent_based: each attempt's P1/P2 verdict, which one is scored, and why it stopped early
-            "attempts", "scored_attempt", "corrections_allowed", "correction_error")
+            "attempts", "scored_attempt", "corrections_allowed", "correction_error",
+            # agents: checks used, how the run ended, its time, the use it reported, a copied answer key
+            "agent", "checks", "max_checks", "exit_code", "timed_out", "seconds", "usage_reported",
+            "equals_reference")
     return {k: generation.get(k) for k in keys if k in generation}
 
 

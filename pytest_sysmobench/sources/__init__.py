@@ -1,15 +1,18 @@
 """Where specs come from: ``reference`` (the task's expert spec), ``replay:DIR`` (specs
-written elsewhere, found at ``DIR/<task>/<Module>.tla``), ``mutant:NAME`` (a seeded bug), and
-any other name: a model asked through litellm.  Every source yields the same :class:`Candidate`.
+written elsewhere, found at ``DIR/<task>/<Module>.tla``), ``mutant:NAME`` (a seeded bug),
+``agent:NAME`` (a coding agent run in a sandbox), and any other name: a model asked through
+litellm.  Every source yields the same :class:`Candidate`.
 """
 
 from __future__ import annotations
 
+from ._agent import AgentSource
 from ._builtin import MutantSource, ReferenceSource, ReplaySource, resolve_source
 from ._candidate import Candidate, IdentityCheck, SpecSource, UnknownModel, identity_mapping, with_spec
 from ._generated import GeneratedSource
 
 __all__ = [
+    "AgentSource",
     "Candidate",
     "GeneratedSource",
     "IdentityCheck",

@@ -77,17 +77,24 @@ class ReplaySource:
         base = Candidate(task.name, self.name, sample, task.module, origin=str(spec))
         if not spec.is_file():
             return replace(base, absent=f"no spec for task {task.name}: {spec} does not exist")
-        cfg_path = folder / f"{task.module}.cfg"
-        mapping = folder / "mapping.yaml"
-        try:
-            cfg = _read(cfg_path) if cfg_path.is_file() else None
-            text = _read(spec)
-            beside = _modules_beside(folder, spec)
-        except OversizedAnswer as exc:
-            return replace(base, problem=str(exc))
-        manifest = folder / REPAIR_MANIFEST
-        base = replace(base, declared_repair=declared_repair(manifest) if manifest.is_file() else None)
-        return with_spec(base, task, text, cfg, mapping if mapping.is_file() else None, beside)
+        return spec_in_folder(base, task, folder)
+
+
+def spec_in_folder(base: Candidate, task: Task, folder: Path) -> Candidate:
+    """``<Module>.tla`` in ``folder`` (it exists), with the cfg, ``mapping.yaml``, the modules
+    and the SysMoBench repair manifest beside it: a replayed spec, or what an agent left."""
+    spec = folder / f"{task.module}.tla"
+    cfg_path = folder / f"{task.module}.cfg"
+    mapping = folder / "mapping.yaml"
+    try:
+        cfg = _read(cfg_path) if cfg_path.is_file() else None
+        text = _read(spec)
+        beside = _modules_beside(folder, spec)
+    except OversizedAnswer as exc:
+        return replace(base, problem=str(exc))
+    manifest = folder / REPAIR_MANIFEST
+    base = replace(base, declared_repair=declared_repair(manifest) if manifest.is_file() else None)
+    return with_spec(base, task, text, cfg, mapping if mapping.is_file() else None, beside)
 
 
 #: SysMoBench writes this beside each spec of its repaired board (``specs_repaired/``).
@@ -132,10 +139,13 @@ def _modules_beside(folder: Path, root: Path) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
-def resolve_source(entry: str, rootdir: Path,
-                   generated: Callable[[str], SpecSource] | None = None) -> SpecSource:
-    """A --sysmobench-models entry: a built-in source, or else a model to ask through litellm."""
+def resolve_source(entry: str, rootdir: Path, generated: Callable[[str], SpecSource] | None = None,
+                   agent: Callable[[str], SpecSource] | None = None) -> SpecSource:
+    """A --sysmobench-models entry: a built-in source, an agent (``agent:NAME``), or else a model
+    to ask through litellm."""
     entry = entry.strip()
+    if entry.startswith("agent:") and agent is not None:
+        return agent(entry[len("agent:"):])
     if entry == "reference":
         return ReferenceSource()
     if entry.startswith("mutant:") and len(entry) > len("mutant:"):
@@ -149,9 +159,10 @@ def resolve_source(entry: str, rootdir: Path,
     if generated is not None and entry and ":" not in entry.split("/", 1)[0]:
         return generated(entry)
     prefix = entry.split(":", 1)[0]
-    close = close_matches(prefix, ["replay", "mutant"], n=1) if ":" in entry else []
+    close = close_matches(prefix, ["replay", "mutant", "agent"], n=1) if ":" in entry else []
     hint = f"did you mean {close[0]}:{entry.split(':', 1)[1]}? " if close else ""
     raise UnknownModel(
         f"--sysmobench-models: unknown model {entry!r} ({hint}known: 'reference', 'replay:DIR', 'mutant:NAME', "
+        "'agent:NAME', "
         "or a litellm model id / a name from the model configuration)"
     )

@@ -45,7 +45,7 @@ class GeneratedSource:
         self.corrections = corrections if method == "agent_based" else 0
 
     @property
-    def corrects(self) -> bool:
+    def uses_checker(self) -> bool:
         """Whether this source checks its answers (the cell then hands it a checker)."""
         return self.corrections > 0
 
@@ -95,7 +95,7 @@ class GeneratedSource:
         except (GenerationError, SourceMissing, MethodError) as exc:
             return replace(base, generation_error=str(exc), generation=info)
         candidate = with_spec(base, task, turns[-1][2].text, None, None)
-        if check is not None and self.corrects:
+        if check is not None and self.uses_checker:
             try:
                 candidate = self._corrected(task, sample, base, candidate, turns, entries, info, check)
             except GenerationError as exc:

@@ -1,0 +1,95 @@
+"""A coding agent's sandbox: Debian's bubblewrap, so that the agent sees its workspace and the
+system (read-only), and nothing of the benchmark: not the project tree, the tasks' reference
+specs, mutants, templates or traces, the output folder, or another cell's workspace.
+
+The agent keeps the network (it needs its model's API).  Its processes live in PID, IPC, UTS and
+user namespaces of their own, so when the run ends (or is stopped at its limit) every process
+it started ends with it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+#: Where the workspace and the check tool appear inside the sandbox.
+WORKSPACE = "/workspace"
+TOOLS = "/sysmobench"
+#: What of the agent's output is kept as its transcript (head and tail beyond it).
+TRANSCRIPT_BYTES = 1 << 20
+
+
+class SandboxMissing(RuntimeError):
+    """bubblewrap is not installed: agents cannot be run here (the benchmark's loss)."""
+
+
+def bwrap() -> str:
+    found = shutil.which("bwrap")
+    if found is None:
+        raise SandboxMissing("bubblewrap (bwrap) is not installed, so no agent can be sandboxed: "
+                             "`bash scripts/setup` installs it (apt-get install bubblewrap)")
+    return found
+
+
+def command(workspace: Path, tools: Path, argv: Sequence[str], env: Mapping[str, str],
+            read_only: Sequence[Path] = ()) -> list[str]:
+    """The bwrap command line that runs ``argv`` with ``workspace`` and ``tools`` writable and
+    the system read-only."""
+    line = [bwrap(), "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
+    for link in ("bin", "lib", "lib64", "sbin"):
+        target = Path("/") / link
+        if target.is_symlink():
+            line += ["--symlink", os.readlink(target), f"/{link}"]
+        elif target.is_dir():
+            line += ["--ro-bind", str(target), f"/{link}"]
+    line += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run",
+             "--bind", str(workspace), WORKSPACE, "--bind", str(tools), TOOLS]
+    for path in read_only:
+        if path.exists():
+            line += ["--ro-bind", str(path), str(path)]
+    line += ["--unshare-all", "--share-net", "--die-with-parent", "--new-session", "--clearenv",
+             "--setenv", "PATH", f"{TOOLS}:/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", WORKSPACE,
+             "--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8"]
+    for name, value in env.items():
+        line += ["--setenv", name, value]
+    return [*line, "--chdir", WORKSPACE, "--", *argv]
+
+
+@dataclass(frozen=True)
+class Run:
+    exit_code: int | None
+    timed_out: bool
+    seconds: float
+    transcript: str
+
+
+def run(line: Sequence[str], timeout_s: float, transcript: Path) -> Run:
+    """Run the sandboxed command; past ``timeout_s`` its whole process group is killed.  Its
+    output (both streams) goes to ``transcript`` as it comes."""
+    start = time.monotonic()
+    transcript.parent.mkdir(parents=True, exist_ok=True)
+    with transcript.open("wb") as out:
+        process = subprocess.Popen(list(line), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+        try:
+            code: int | None = process.wait(timeout=timeout_s)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            code, timed_out = None, True
+    return Run(code, timed_out, time.monotonic() - start, _kept(transcript))
+
+
+def _kept(path: Path) -> str:
+    data = path.read_bytes()
+    if len(data) > TRANSCRIPT_BYTES:
+        half = TRANSCRIPT_BYTES // 2
+        data = data[:half] + f"\n... ({len(data) - 2 * half} bytes left out) ...\n".encode() + data[-half:]
+    return data.decode("utf-8", errors="replace")

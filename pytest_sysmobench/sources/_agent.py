@@ -1,0 +1,217 @@
+"""Specs written by a coding agent (``agent:NAME``): a command run in a fresh workspace inside a
+sandbox, with what a model's ``direct`` prompt gives it and a check tool (P1 and P2, as the
+benchmark scores them); what it leaves as ``<Module>.tla`` is scored like a replayed spec.
+
+The answer key stays outside: the sandbox shows the workspace, the check tool and the system's
+folders, never the project tree, the reference specs, mutants, templates, traces or the output
+folder.  An agent that ends without a spec, fails or runs out of time scores 0, charged to it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import socket
+import tempfile
+import threading
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from .. import sandbox
+from ..llm import AgentConfig
+from ..prompts import SourceMissing, render, stages
+from ..tasks import Task
+from ._builtin import spec_in_folder
+from ._candidate import Candidate, with_spec
+from ._generated import Checker
+
+#: What an agent may report of its own use, read from its workspace (shown as reported).
+USAGE_FILE = "usage.json"
+MAX_REQUEST_BYTES = 4_000_000
+
+CHECK_TOOL = '''#!/usr/bin/python3
+"""check SPEC.tla [SPEC.cfg]: P1 (SANY) and P2 (TLC) of a spec, as the benchmark scores them.
+
+Prints the verdict as JSON (each phase's score, status and reason) and exits 0 when both pass,
+1 when not, 2 when no check could be made (none left, or a file that cannot be read)."""
+import json, os, socket, sys
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        print("usage: check SPEC.tla [SPEC.cfg]", file=sys.stderr)
+        return 2
+    try:
+        spec = open(sys.argv[1], encoding="utf-8").read()
+        cfg_path = sys.argv[2] if len(sys.argv) == 3 else os.path.splitext(sys.argv[1])[0] + ".cfg"
+        cfg = open(cfg_path, encoding="utf-8").read() if os.path.exists(cfg_path) else None
+    except OSError as exc:
+        print(json.dumps({"error": str(exc)}))
+        return 2
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.connect(os.environ["SYSMOBENCH_CHECK_SOCKET"])
+    client.sendall(json.dumps({"spec": spec, "cfg": cfg}).encode("utf-8"))
+    client.shutdown(socket.SHUT_WR)
+    data = b""
+    while chunk := client.recv(65536):
+        data += chunk
+    print(data.decode("utf-8"))
+    reply = json.loads(data)
+    return 0 if reply.get("passed") else 1 if "phases" in reply else 2
+
+sys.exit(main())
+'''
+
+
+class AgentSource:
+    """A coding agent from the model configuration's ``agents:``."""
+
+    #: The cell hands it a checker: the agent's check tool runs the cell's own P1 and P2.
+    uses_checker = True
+
+    def __init__(self, config: AgentConfig, traces_dir: Path) -> None:
+        self.config = config
+        self.name = f"agent:{config.name}"
+        self.traces_dir = traces_dir
+
+    def candidate(self, task: Task, sample: int, check: Checker | None = None) -> Candidate:
+        base = Candidate(task.name, self.name, sample, task.module, origin=f"agent {self.config.name}")
+        info: dict[str, Any] = {"method": "agent", "agent": self.config.name, "command": list(self.config.command)}
+        try:
+            prompt = render(task, stages("direct")[0], self.traces_dir)
+            sandbox.bwrap()
+        except (SourceMissing, sandbox.SandboxMissing) as exc:  # ours to provide, not the agent's to lack
+            return replace(base, generation_error=str(exc), generation=info)
+        with tempfile.TemporaryDirectory(prefix="sysmobench-agent-") as scratch:
+            workspace, tools = Path(scratch) / "workspace", Path(scratch) / "tools"
+            _lay_out(task, prompt, workspace, tools)
+            checks = _CheckServer(tools / "check.sock", task, base, check, self.config.max_checks)
+            with checks:
+                run = sandbox.run(self._command(task, workspace, tools), self.config.timeout_s,
+                                  Path(scratch) / "transcript.txt")
+            info.update(seconds=round(run.seconds, 3), exit_code=run.exit_code, timed_out=run.timed_out,
+                        checks=checks.used, max_checks=self.config.max_checks, usage_reported=_usage(workspace))
+            transcript = (("agent", prompt, run.transcript),)
+            candidate = self._result(base, task, workspace, run)
+        if candidate.tla is not None and _same_text(candidate.tla, task.reference_spec.read_text(encoding="utf-8")):
+            info["equals_reference"] = True
+            candidate = replace(candidate, notes=(*candidate.notes, "the submitted spec equals the task's reference "
+                                                  "spec up to whitespace"))
+        return replace(candidate, generation=info, transcript=transcript)
+
+    def _command(self, task: Task, workspace: Path, tools: Path) -> list[str]:
+        env = {**self.config.env, "SYSMOBENCH_TASK": task.name, "SYSMOBENCH_MODULE": task.module,
+               "SYSMOBENCH_CHECK": f"{sandbox.TOOLS}/check",
+               "SYSMOBENCH_CHECK_SOCKET": f"{sandbox.TOOLS}/check.sock"}
+        return sandbox.command(workspace, tools, self.config.command, env, self.config.read_only)
+
+    def _result(self, base: Candidate, task: Task, workspace: Path, run: sandbox.Run) -> Candidate:
+        """The spec the agent left, or why it scores 0."""
+        who = f"the agent {self.config.name}"
+        if run.timed_out:
+            return replace(base, problem=f"{who} ran out of time ({self.config.timeout_s:g} s) and was stopped")
+        if run.exit_code != 0:
+            return replace(base, problem=f"{who} failed (exit code {run.exit_code}); its transcript is "
+                                         "answer-agent.md in the cell's folder")
+        if not (workspace / f"{task.module}.tla").is_file():
+            return replace(base, problem=f"{who} ended without a spec: no {task.module}.tla in its workspace")
+        return spec_in_folder(base, task, workspace)
+
+
+def _lay_out(task: Task, prompt: str, workspace: Path, tools: Path) -> None:
+    """What a model's ``direct`` prompt gives: the prompt, the system's source files, the task
+    definition without anything of the answer key."""
+    workspace.mkdir(parents=True)
+    tools.mkdir(parents=True)
+    (workspace / "PROMPT.md").write_text(prompt, encoding="utf-8")
+    definition = {"name": task.name, "title": task.title, "description": task.description, "module": task.module,
+                  "constants": task.default_constants, "target_actions": list(task.target_actions),
+                  "vocabulary": task.vocabulary.render()}
+    (workspace / "TASK.json").write_text(json.dumps(definition, indent=1), encoding="utf-8")
+    for item in task.source.files:
+        source = task.source.root / item.path
+        if source.is_file():
+            target = workspace / "source" / item.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+    check = tools / "check"
+    check.write_text(CHECK_TOOL, encoding="utf-8")
+    check.chmod(0o755)
+
+
+def _usage(workspace: Path) -> Any:
+    path = workspace / USAGE_FILE
+    try:
+        if path.is_file() and path.stat().st_size <= 100_000:
+            return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "unreadable"
+    return None
+
+
+def _same_text(a: str, b: str) -> bool:
+    return re.sub(r"\s+", "", a) == re.sub(r"\s+", "", b)
+
+
+class _CheckServer:
+    """The check tool's other end, outside the sandbox: P1 and P2 of the spec it is sent, by the
+    cell's own checker, at most ``limit`` times."""
+
+    def __init__(self, path: Path, task: Task, base: Candidate, check: Checker | None, limit: int) -> None:
+        self.task, self.base, self.check, self.limit = task, base, check, limit
+        self.used = 0
+        self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._server.bind(str(path))
+        self._server.listen(4)
+        self._thread = threading.Thread(target=self._serve, name="agent-check", daemon=True)
+
+    def __enter__(self) -> _CheckServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.close()
+        self._thread.join(timeout=5)
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self._server.accept()
+            except OSError:
+                return  # closed: the agent's run is over
+            with connection:
+                try:
+                    reply = self._answer(_received(connection))
+                except (OSError, ValueError) as exc:
+                    reply = {"error": f"the check could not be made: {exc}"}
+                try:
+                    connection.sendall(json.dumps(reply).encode("utf-8"))
+                except OSError:
+                    pass
+
+    def _answer(self, request: Any) -> dict[str, Any]:
+        if not isinstance(request, dict) or not isinstance(request.get("spec"), str):
+            return {"error": "expected {\"spec\": ..., \"cfg\": ...}"}
+        if self.check is None:
+            return {"error": "no checker: this agent runs outside a benchmark cell"}
+        if self.used >= self.limit:
+            return {"error": f"no checks left: this agent may check {self.limit} times"}
+        self.used += 1
+        cfg = request.get("cfg") if isinstance(request.get("cfg"), str) else None
+        candidate = with_spec(self.base, self.task, request["spec"], cfg, None)
+        results = self.check(candidate, self.used)
+        if not results:
+            return {"error": "the cell's time budget is spent: no more checks"}
+        return {"check": self.used, "checks_left": self.limit - self.used,
+                "passed": len(results) == 2 and all(r.score == 1.0 for r in results),
+                "phases": {r.phase: {"score": r.score, "status": r.status.value, "reason": r.reason} for r in results}}
+
+
+def _received(connection: socket.socket) -> Any:
+    data = b""
+    while chunk := connection.recv(65536):
+        data += chunk
+        if len(data) > MAX_REQUEST_BYTES:
+            raise ValueError(f"a check request is limited to {MAX_REQUEST_BYTES:,} bytes")
+    return json.loads(data.decode("utf-8"))

@@ -1,0 +1,139 @@
+"""Coding agents on the board (``agent:NAME``): scripted agents run as their command in a
+bubblewrap sandbox, with the check tool (real SANY and TLC, the cell's own P1 and P2), a time
+limit, and nothing of the answer key in sight."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SPIN = ROOT / "tasks" / "spin"
+REFERENCE = (SPIN / "reference" / "Spin.tla").read_text()
+
+FIXER = r'''
+import json, os, shutil, subprocess
+here = os.path.dirname(os.path.abspath(__file__))
+module = os.environ["SYSMOBENCH_MODULE"]
+assert os.path.isfile("PROMPT.md") and os.path.isfile("TASK.json") and os.path.isdir("source")
+shutil.copy(os.path.join(here, "broken.tla"), module + ".tla")
+shutil.copy(os.path.join(here, "Spin.cfg"), module + ".cfg")
+for attempt in (1, 2):
+    done = subprocess.run([os.environ["SYSMOBENCH_CHECK"], module + ".tla"], capture_output=True, text=True)
+    verdict = json.loads(done.stdout)
+    print("check", attempt, "exit", done.returncode, "passed", verdict["passed"], verdict["phases"]["syntax"]["reason"][:200])
+    if verdict["passed"]:
+        break
+    shutil.copy(os.path.join(here, "good.tla"), module + ".tla")
+json.dump({"cost_usd": 0.25, "prompt_tokens": 1200}, open("usage.json", "w"))
+'''
+
+SLEEPER = "import time\nprint('thinking', flush=True)\ntime.sleep(600)\n"
+
+SNOOP = r'''
+import os, shutil
+found = []
+for top in ("/", os.environ.get("PROJECT", "/")):
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = [d for d in dirs if not (folder == "/" and d in ("proc", "sys", "dev"))]
+        if folder.endswith("/reference") and "/tasks/" in folder:
+            found += [os.path.join(folder, f) for f in files if f.endswith(".tla")]
+for guess in (os.path.join(os.environ.get("PROJECT", "/"), "tasks/spin/reference/Spin.tla"),):
+    if os.path.exists(guess):
+        found.append(guess)
+print("found", len(found), found[:5])
+if found:
+    shutil.copy(found[0], os.environ["SYSMOBENCH_MODULE"] + ".tla")
+'''
+
+ESCAPE = r'''
+import os
+target = os.environ["TARGET"]
+for path in (target, "/work/escaped.txt"):
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as out:
+            out.write("out")
+        print("wrote", path)
+    except OSError as exc:
+        print("refused", path, exc)
+'''
+
+
+@pytest.fixture
+def bench(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -> pytest.Pytester:
+    shutil.copytree(SPIN, pytester.path / "tasks" / "spin")
+    shutil.copytree(ROOT / "data" / "traces" / "spin", pytester.path / "data" / "traces" / "spin")
+    (pytester.path / "benchmarks").mkdir()
+    shutil.copy(ROOT / "benchmarks" / "test_sysmobench.py", pytester.path / "benchmarks")
+    agents_dir = tmp_path_factory.mktemp("agents")
+    for name, script in (("fixer", FIXER), ("sleeper", SLEEPER), ("snoop", SNOOP), ("escape", ESCAPE)):
+        (agents_dir / f"{name}.py").write_text(script)
+    (agents_dir / "good.tla").write_text(REFERENCE)
+    (agents_dir / "broken.tla").write_text(REFERENCE.replace("Init ==", "Init ==\n    /\\ (", 1))
+    shutil.copy(SPIN / "reference" / "Spin.cfg", agents_dir / "Spin.cfg")
+    agents = {name: {"command": ["/usr/bin/python3", str(agents_dir / f"{name}.py")], "timeout_s": 120,
+                     "max_checks": 5, "read_only": [str(agents_dir)]}
+              for name in ("fixer", "snoop", "escape")}
+    agents["sleeper"] = {"command": ["/usr/bin/python3", str(agents_dir / "sleeper.py")], "timeout_s": 3,
+                         "read_only": [str(agents_dir)]}
+    agents["snoop"]["env"] = {"PROJECT": str(pytester.path)}
+    agents["escape"]["env"] = {"TARGET": str(pytester.path / "escaped" / "out.txt")}
+    (pytester.path / "sysmobench-models.yaml").write_text(yaml.safe_dump({"models": {}, "agents": agents}))
+    return pytester
+
+
+def _cells(path: Path) -> dict[str, dict[str, Any]]:
+    return {c["model"]: c for c in json.loads((path / ".sysmobench" / "leaderboard.json").read_text())["cells"]}
+
+
+def _transcript(path: Path, agent: str) -> str:
+    (found,) = (path / ".sysmobench" / "runs").glob(f"*/spin/agent_{agent}/s0/answer-agent.md")
+    return found.read_text()
+
+
+RUN = ("benchmarks", "-p", "no:cacheprovider", "--sysmobench-repair", "none")
+
+
+def test_an_agent_that_checks_its_broken_spec_and_fixes_it_scores_full_marks(bench: pytest.Pytester) -> None:
+    result = bench.runpytest_subprocess(*RUN, "--sysmobench-models", "agent:fixer", "-m", "p1 or p2")
+    result.assert_outcomes(passed=2, deselected=2)
+    cell = _cells(bench.path)["agent:fixer"]
+    assert cell["phases"]["syntax"]["score"] == 1.0 and cell["phases"]["runtime"]["score"] == 1.0
+    generation = cell["generation"]
+    assert generation["checks"] == 2 and generation["exit_code"] == 0 and not generation["timed_out"]
+    assert generation["usage_reported"] == {"cost_usd": 0.25, "prompt_tokens": 1200}
+    assert generation["equals_reference"] is True  # the scripted agent carries the reference: flagged
+    transcript = _transcript(bench.path, "fixer")
+    assert "check 1 exit 1 passed False" in transcript and "check 2 exit 0 passed True" in transcript
+
+
+def test_an_agent_that_never_ends_is_stopped_at_its_limit_and_scores_zero(bench: pytest.Pytester) -> None:
+    result = bench.runpytest_subprocess(*RUN, "--sysmobench-models", "agent:sleeper", "-m", "p1")
+    result.assert_outcomes(failed=1, deselected=3)
+    cell = _cells(bench.path)["agent:sleeper"]
+    assert cell["phases"]["syntax"]["score"] == 0.0 and "ran out of time (3 s)" in cell["phases"]["syntax"]["reason"]
+    assert cell["generation"]["timed_out"] is True and cell["generation"]["seconds"] < 60
+    assert "thinking" in _transcript(bench.path, "sleeper")
+
+
+def test_an_agent_finds_no_answer_key_and_cannot_write_outside_its_workspace(bench: pytest.Pytester) -> None:
+    result = bench.runpytest_subprocess(*RUN, "--sysmobench-models", "agent:snoop,agent:escape", "-m", "p1")
+    result.assert_outcomes(failed=2, deselected=6)
+    cells = _cells(bench.path)
+    assert "found 0 []" in _transcript(bench.path, "snoop")
+    assert "ended without a spec" in cells["agent:snoop"]["phases"]["syntax"]["reason"]
+    assert not (bench.path / "escaped").exists() and not Path("/work/escaped.txt").exists()
+    assert "ended without a spec" in cells["agent:escape"]["phases"]["syntax"]["reason"]
+
+
+def test_an_unknown_agent_is_a_usage_error_naming_the_close_one(bench: pytest.Pytester) -> None:
+    result = bench.runpytest_subprocess(*RUN, "--sysmobench-models", "agent:fixr")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*agent:fixr*did you mean agent:fixer?*"])
