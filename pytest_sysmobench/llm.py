@@ -159,12 +159,15 @@ class AgentConfig:
     #: Folders it may read besides its workspace and the system's (its own install, its config).
     read_only: tuple[Path, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
+    #: Variables of the benchmark's environment passed in (an API key), by name: the sandbox
+    #: starts from an empty environment.
+    pass_env: tuple[str, ...] = ()
 
 
 def _agent_entry(name: str, raw: Any, where: str) -> AgentConfig:
     if not isinstance(raw, Mapping):
         raise ModelConfigError(f"{where}: expected a mapping with 'command:'")
-    known = ("command", "timeout_s", "max_checks", "read_only", "env")
+    known = ("command", "timeout_s", "max_checks", "read_only", "env", "pass_env")
     unknown = sorted(str(k) for k in raw if k not in known)
     if unknown:
         raise ModelConfigError(f"{where}.{unknown[0]}: unknown setting (known: {', '.join(known)})")
@@ -180,6 +183,9 @@ def _agent_entry(name: str, raw: Any, where: str) -> AgentConfig:
     if not isinstance(env, Mapping) or not all(isinstance(k, str) and isinstance(v, (str, int, float))
                                               for k, v in env.items()):
         raise ModelConfigError(f"{where}.env: expected a mapping of names to values")
+    passed = raw.get("pass_env") or []
+    if not isinstance(passed, list) or not all(isinstance(n, str) and re.fullmatch(r"[A-Za-z_]\w*", n) for n in passed):
+        raise ModelConfigError(f"{where}.pass_env: expected a list of environment variable names")
     try:
         timeout_s, max_checks = float(raw.get("timeout_s", 1800.0)), int(raw.get("max_checks", 20))
     except (TypeError, ValueError) as exc:
@@ -187,7 +193,8 @@ def _agent_entry(name: str, raw: Any, where: str) -> AgentConfig:
     if not (0 < timeout_s <= 86_400 and 0 <= max_checks <= 10_000):
         raise ModelConfigError(f"{where}: timeout_s must be in (0, 86400] and max_checks in [0, 10000]")
     return AgentConfig(name, tuple(command), timeout_s, max_checks,
-                       tuple(Path(p).expanduser().resolve() for p in read_only), {k: str(v) for k, v in env.items()})
+                       tuple(Path(p).expanduser().resolve() for p in read_only), {k: str(v) for k, v in env.items()},
+                       tuple(passed))
 
 
 def load_catalog(path: Path | None) -> ModelCatalog:

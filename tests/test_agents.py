@@ -31,6 +31,7 @@ for attempt in (1, 2):
         break
     shutil.copy(os.path.join(here, "good.tla"), module + ".tla")
 json.dump({"cost_usd": 0.25, "prompt_tokens": 1200}, open("usage.json", "w"))
+print("env", os.environ.get("SECRET"), os.environ.get("HIDDEN"))
 '''
 
 SLEEPER = "import time\nprint('thinking', flush=True)\ntime.sleep(600)\n"
@@ -82,6 +83,7 @@ def bench(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -
               for name in ("fixer", "snoop", "escape")}
     agents["sleeper"] = {"command": ["/usr/bin/python3", str(agents_dir / "sleeper.py")], "timeout_s": 3,
                          "read_only": [str(agents_dir)]}
+    agents["fixer"]["pass_env"] = ["SECRET"]
     agents["snoop"]["env"] = {"PROJECT": str(pytester.path)}
     agents["escape"]["env"] = {"TARGET": str(pytester.path / "escaped" / "out.txt")}
     (pytester.path / "sysmobench-models.yaml").write_text(yaml.safe_dump({"models": {}, "agents": agents}))
@@ -100,7 +102,10 @@ def _transcript(path: Path, agent: str) -> str:
 RUN = ("benchmarks", "-p", "no:cacheprovider", "--sysmobench-repair", "none")
 
 
-def test_an_agent_that_checks_its_broken_spec_and_fixes_it_scores_full_marks(bench: pytest.Pytester) -> None:
+def test_an_agent_that_checks_its_broken_spec_and_fixes_it_scores_full_marks(bench: pytest.Pytester,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SECRET", "s3cret")  # passed in by name (pass_env)
+    monkeypatch.setenv("HIDDEN", "h1dden")  # not passed: the sandbox starts from an empty environment
     result = bench.runpytest_subprocess(*RUN, "--sysmobench-models", "agent:fixer", "-m", "p1 or p2")
     result.assert_outcomes(passed=2, deselected=2)
     cell = _cells(bench.path)["agent:fixer"]
@@ -111,6 +116,7 @@ def test_an_agent_that_checks_its_broken_spec_and_fixes_it_scores_full_marks(ben
     assert generation["equals_reference"] is True  # the scripted agent carries the reference: flagged
     transcript = _transcript(bench.path, "fixer")
     assert "check 1 exit 1 passed False" in transcript and "check 2 exit 0 passed True" in transcript
+    assert "env s3cret None" in transcript
 
 
 def test_an_agent_that_never_ends_is_stopped_at_its_limit_and_scores_zero(bench: pytest.Pytester) -> None:

@@ -58,6 +58,11 @@ def test_catalog_reads_settings_aliases_and_passes_unknown_names_through(tmp_pat
         ("models: {a: [\n", "cannot read"),
         # The models at the top level, without 'models:': not silently an empty configuration.
         ("sonnet:\n  route: anthropic/claude-sonnet-4-5\n", "unknown top-level key\\(s\\) 'sonnet'"),
+        # Agents: a command is required, as a list of strings; settings are checked by name.
+        ("agents:\n  a: {timeout_s: 5}\n", "agents.a.command: expected the command"),
+        ("agents:\n  a: {command: [x], sandbox: off}\n", "agents.a.sandbox: unknown setting"),
+        ("agents:\n  a: {command: [x], timeout_s: -1}\n", "timeout_s must be"),
+        ("agents:\n  a: {command: [x], pass_env: ['A KEY']}\n", "pass_env: expected a list"),
     ],
 )
 def test_catalog_errors_say_where(tmp_path: Path, body: str, message: str) -> None:

@@ -10,6 +10,7 @@ folder.  An agent that ends without a spec, fails or runs out of time scores 0, 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
@@ -101,7 +102,8 @@ class AgentSource:
         return replace(candidate, generation=info, transcript=transcript)
 
     def _command(self, task: Task, workspace: Path, tools: Path) -> list[str]:
-        env = {**self.config.env, "SYSMOBENCH_TASK": task.name, "SYSMOBENCH_MODULE": task.module,
+        passed = {name: os.environ[name] for name in self.config.pass_env if name in os.environ}
+        env = {**passed, **self.config.env, "SYSMOBENCH_TASK": task.name, "SYSMOBENCH_MODULE": task.module,
                "SYSMOBENCH_CHECK": f"{sandbox.TOOLS}/check",
                "SYSMOBENCH_CHECK_SOCKET": f"{sandbox.TOOLS}/check.sock"}
         return sandbox.command(workspace, tools, self.config.command, env, self.config.read_only)
