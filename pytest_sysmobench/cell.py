@@ -9,7 +9,6 @@ what it is even when the session is interrupted.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .cache import atomic_write_text
 from .sources import Candidate, SpecSource
 from .phases import CHECKS, CellContext, gate_results
-from .record import CellId, RepairSummary, phase_summary
+from .record import CellId, RepairSummary, phase_summary, slug
 from .scoring import (PHASES, REPAIRED_PHASES, Cause, PhaseResult, Status, composite, gate, phase_of,
                       repaired_composite)
 from .tasks import Task
@@ -43,11 +42,6 @@ class CellRepair:
     @property
     def status(self) -> str:
         return self.repair.status if self.repair is not None else "none"
-
-
-def slug(text: str) -> str:
-    """A model name as a safe folder name ("replay:/x/y" must not become a path)."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("._") or "model"
 
 
 class Cell:

@@ -9,10 +9,17 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import re
 from pathlib import PurePath
 from typing import Any, Mapping
 
 from .scoring import PHASES, PhaseResult
+
+
+def slug(text: str) -> str:
+    """A model name as a safe folder name ("replay:/x/y" must not become a path): the cell's
+    folder is ``<run>/<task>/<slug(model)>/s<sample>``."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("._") or "model"
 
 JSON = Any
 #: Nesting kept in details; deeper structure is summarised as a string.

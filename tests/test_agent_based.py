@@ -73,6 +73,8 @@ def test_a_spec_tlc_rejects_is_sent_back_with_its_error_and_the_correction_is_sc
     result.stdout.fnmatch_lines(["tiny@agent_based: P1 and P2 pass after attempt 1: 0/1, 2: 1/1, 3: 1/1, 4: 1/1"])
     run = bench.path / ".sysmobench" / "runs"
     assert list(run.glob("*/spin/tiny_agent_based/s0/prompt-correct-1.md"))
+    page = (bench.path / ".sysmobench" / "leaderboard.html").read_text()
+    assert "<td>model</td>" in page and "attempt 2 of 4" in page
 
     again = bench.runpytest_subprocess(*ARGS)
     again.assert_outcomes(passed=4)

@@ -4,7 +4,9 @@ limit, and nothing of the answer key in sight."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -117,6 +119,15 @@ def test_an_agent_that_checks_its_broken_spec_and_fixes_it_scores_full_marks(ben
     transcript = _transcript(bench.path, "fixer")
     assert "check 1 exit 1 passed False" in transcript and "check 2 exit 0 passed True" in transcript
     assert "env s3cret None" in transcript
+    page = (bench.path / ".sysmobench" / "leaderboard.html").read_text()
+    assert "<td>agent</td>" in page and "2 checks of 5" in page and "reported: 1200 tokens, $0.2500" in page
+    assert "<b>equals the reference</b>" in page
+    links = re.findall(r'<a href="([^"]+)">files</a>', page)
+    assert len(links) == 1 and (bench.path / ".sysmobench" / html.unescape(links[0]) / "answer-agent.md").is_file()
+    (run,) = (bench.path / ".sysmobench" / "runs").iterdir()
+    run_page = (run / "leaderboard.html").read_text()  # the run's own copy links to the same folder
+    (link,) = re.findall(r'<a href="([^"]+)">files</a>', run_page)
+    assert (run / html.unescape(link) / "prompt-agent.md").is_file()
 
 
 def test_an_agent_that_never_ends_is_stopped_at_its_limit_and_scores_zero(bench: pytest.Pytester) -> None:

@@ -27,7 +27,7 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first
 #: Every tag the page is made of: anything else on it came from a board's text, unescaped.
 PAGE_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "code", "b", "small", "table", "thead",
              "tbody", "tr", "th", "td", "details", "summary", "div", "figure", "figcaption", "svg", "rect", "line",
-             "text", "span", "i", "dl", "dt", "dd"}
+             "text", "span", "i", "dl", "dt", "dd", "a"}
 HOSTILE = '<img src="http://127.0.0.1:9/leak.png"><script>alert(1)</script>" onmouseover="x'
 
 

@@ -420,7 +420,10 @@ def write(board: Board | Mapping[str, JSON], directory: Path) -> list[Path]:
     html_path = directory / "leaderboard.html"
     atomic_write_text(json_path, json.dumps(board.to_json(), indent=2, sort_keys=False) + "\n")
     atomic_write_text(csv_path, cells_csv(board))
-    atomic_write_text(html_path, html_report.render(board))
+    # The cells' folders (prompts, answers, an agent's transcript) are <output>/runs/<run>/...:
+    # linked from the page beside them, or from a run's own copy inside runs/<run>/.
+    folders = "runs/" if (directory / "runs").is_dir() else "../" if directory.parent.name == "runs" else None
+    atomic_write_text(html_path, html_report.render(board, folders))
     return [json_path, csv_path, html_path]
 
 

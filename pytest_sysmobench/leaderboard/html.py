@@ -13,6 +13,7 @@ import html
 from typing import Any, Iterable, Mapping
 
 from ..scoring import PHASE_TABLE, PHASES, phase_of
+from ..record import slug
 from .records import Board, CellRow, ModelRow, PhaseCell, TaskRow, as_board, count, real
 
 PHASE_LABELS = {p.name: p.label for p in PHASE_TABLE}
@@ -26,6 +27,11 @@ NAME_LIMIT = 200
 #: What each column means, on its header (a tooltip) and in a legend under its table.
 COLUMN_HELP = {
     "model": "who wrote the specs: a model, an agent, a replayed folder, or the task's reference",
+    "kind": "model (asked through its API), agent (a command run in a sandbox), replay (specs written elsewhere), "
+            "reference or mutant (the task's own)",
+    "made": "how the spec came to be: the attempt scored (agent_based), an agent's checks, time and exit, the "
+            "tokens and cost asked for it (an agent's as it reported them), and a link to the cell's folder "
+            "(prompts, answers, an agent's transcript)",
     "task": "the system the spec models",
     "sample": "which of a model's answers for this task (0 is the first)",
     "samples": "how many answers were scored for this task",
@@ -63,8 +69,9 @@ details.help dt{font-weight:600}details.help dd{margin:0;color:#57606a}
 """
 
 
-def render(board: Board | Mapping[str, Any]) -> str:
-    """The page for one board (a run's, or the merged one)."""
+def render(board: Board | Mapping[str, Any], folders: str | None = None) -> str:
+    """The page for one board (a run's, or the merged one).  ``folders``: where the runs'
+    folders are, relative to the page (``runs/``), for a link to each cell's files."""
     board = as_board(board)
     parts = [
         "<!DOCTYPE html>",
@@ -78,7 +85,7 @@ def render(board: Board | Mapping[str, Any]) -> str:
         _figure("Composite per task and model", _heatmap(board.cells)),
         _figure("Why phases failed", _failure_bars(board.models)),
         "</div>",
-        "<h2>Cells</h2>", _cells_table(board.cells),
+        "<h2>Cells</h2>", _cells_table(board.cells, folders),
         "<h2>Samples per task (pass@k)</h2>", _groups_table(board.tasks),
         "</body></html>",
     ]
@@ -161,27 +168,67 @@ def _left_out_cell(counts: Mapping[str, int] | None, unscored: int | None) -> st
     return f'<td class="num left-out">{sum(n for _, n in known)}{why}</td>'
 
 
-def _cells_table(cells: Iterable[CellRow]) -> str:
+def _cells_table(cells: Iterable[CellRow], folders: str | None) -> str:
     """The scored cells, then the ones the benchmark left out folded away under a count (a run
     with a task unavailable here, or a mutant run, would bury the scores under them)."""
     cells = tuple(cells)
     repaired = any(cell.repair is not None for cell in cells)
-    head = ["task", "model", "sample", *(PHASE_LABELS[p] for p in PHASES), "composite",
-            *(["repaired"] if repaired else []), "runs"]
+    made = any(cell.generation for cell in cells)
+    head = ["task", "model", "kind", "sample", *(PHASE_LABELS[p] for p in PHASES), "composite",
+            *(["repaired"] if repaired else []), *(["made"] if made else []), "runs"]
     scored, left = [], []
     for cell in cells:
         runs = ", ".join(_e(r) for r in cell.runs[:5])
         (scored if cell.is_spec else left).append('<tr class="cell">' + "".join([
-            f"<td>{_name(cell.task)}</td>", f"<td>{_name(cell.model)}</td>",
+            f"<td>{_name(cell.task)}</td>", f"<td>{_name(cell.model)}</td>", f"<td>{_kind(cell.model)}</td>",
             f'<td class="num">{_e(cell.sample)}</td>',
             *(_phase_cell(cell.phases.get(p)) for p in PHASES),
-            _composite_cell(cell), *([_repaired_cell(cell)] if repaired else []), f"<td>{runs}</td>"]) + "</tr>")
+            _composite_cell(cell), *([_repaired_cell(cell)] if repaired else []),
+            *([_made_cell(cell, folders)] if made else []), f"<td>{runs}</td>"]) + "</tr>")
     page = _table(head, scored, "cells") if scored or not left else ""
     if left:
         page += (f'<details class="fold"><summary>{len(left)} cell{"s" if len(left) != 1 else ""} left out by the '
                  "benchmark (no composite, kept out of every mean): show</summary>"
                  + _table(head, left, "cells left-out") + "</details>")
     return page + _legend(head)
+
+
+def _kind(model: str) -> str:
+    for prefix, kind in (("agent:", "agent"), ("replay:", "replay"), ("mutant:", "mutant")):
+        if model.startswith(prefix):
+            return kind
+    return "reference" if model == "reference" else "model"
+
+
+def _made_cell(cell: CellRow, folders: str | None) -> str:
+    """What the generation recorded, read as untrusted as any board's numbers."""
+    made = cell.generation or {}
+    parts = []
+    scored, allowed = count(made.get("scored_attempt")), count(made.get("corrections_allowed"))
+    if scored is not None and allowed is not None:
+        parts.append(f"attempt {scored} of {allowed + 1}")
+    checks, limit = count(made.get("checks")), count(made.get("max_checks"))
+    if checks is not None:
+        parts.append(f"{checks} check{'s' if checks != 1 else ''}" + (f" of {limit}" if limit is not None else ""))
+    seconds = real(made.get("seconds"), upper=None)
+    if seconds is not None:
+        parts.append(f"{seconds:.1f} s")
+    if made.get("timed_out") is True:
+        parts.append("stopped at its time limit")
+    elif count(made.get("exit_code")) not in (None, 0):
+        parts.append(f"exit code {_e(made.get('exit_code'))}")
+    reported = made.get("usage_reported")
+    if isinstance(reported, Mapping):
+        parts.append(f"reported: {_cost(reported)}")
+    elif "prompt_tokens" in made:
+        parts.append(_cost(made))
+    if made.get("equals_reference") is True:
+        parts.append("<b>equals the reference</b>")
+    link = ""
+    if folders is not None and cell.runs:
+        href = f"{folders}{cell.runs[-1]}/{cell.task}/{slug(cell.model)}/s{cell.sample}/"
+        link = f' <a href="{_e(href)}">files</a>'
+    return f"<td>{'; '.join(parts)}{link}</td>"
 
 
 def _composite_cell(cell: CellRow) -> str:
