@@ -191,6 +191,38 @@ def repair(args: argparse.Namespace) -> int:
     return 0 if outcome.usable else 1
 
 
+def check(args: argparse.Namespace) -> int:
+    """P1 and P2 of a spec, as the benchmark scores them, printed as JSON (an agent's check tool
+    says the same): exit 0 when both pass, 1 when not, 4 on a usage error."""
+    import json
+    import tempfile
+
+    from .phases import CellContext, gate_results
+    from .scoring import gate_verdict
+    from .session import Scorer
+    from .sources import Candidate, with_spec
+
+    task = _task(args)
+    if task is None:
+        return 4
+    spec = Path(args.spec)
+    if not spec.is_file():
+        print(f"error: no spec at {spec}", file=sys.stderr)
+        return 4
+    cfg = Path(args.cfg) if args.cfg else spec.with_suffix(".cfg")
+    mapping = spec.parent / "mapping.yaml"
+    with tempfile.TemporaryDirectory(prefix="sysmobench-check-") as work, \
+            Scorer(Path(work), traces_dir=Path(args.traces)) as scorer:
+        base = Candidate(task.name, "check", 0, task.module, origin=str(spec))
+        candidate = with_spec(base, task, spec.read_text(encoding="utf-8", errors="replace"),
+                              cfg.read_text(encoding="utf-8") if cfg.is_file() else None,
+                              mapping if mapping.is_file() else None)
+        verdict = gate_verdict(gate_results(CellContext(task, candidate, scorer.toolchain(), Path(work) / "check",
+                                                        Path(args.traces))))
+    print(json.dumps(verdict, indent=1))
+    return 0 if verdict["passed"] else 1
+
+
 def traces_capture(args: argparse.Namespace) -> int:
     from .capture import CaptureError, capture
 
@@ -368,7 +400,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sysmobench", description=(
         "pytest-sysmobench's command line: check the toolchain (doctor), list the tasks (tasks) and what P4 "
         "checks of one (templates), print a generation prompt (prompt), capture or check traces of the real "
-        "systems (traces), repair a spec's mechanical faults (repair), and bless, compare, merge or render "
+        "systems (traces), check a spec's P1 and P2 (check), repair a spec's mechanical faults (repair), and bless, compare, merge or render "
         "leaderboards (leaderboard). Scoring itself "
         "runs under pytest: pytest benchmarks."))
     commands = parser.add_subparsers(dest="command", required=True)
@@ -395,6 +427,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     mend.add_argument("--tasks", default="tasks", help="task folder (default: ./tasks)")
     mend.add_argument("--traces", default="data/traces", help="trace folder (P2's coverage reads it)")
     mend.set_defaults(run=repair)
+    checking = commands.add_parser("check", help="P1 and P2 of a spec as JSON (what an agent's check tool prints)")
+    checking.add_argument("task")
+    checking.add_argument("spec", help="the spec's .tla file (its .cfg and mapping.yaml beside it are used, if any)")
+    checking.add_argument("--cfg", help="the spec's cfg, if not beside it")
+    checking.add_argument("--tasks", default="tasks", help="task folder (default: ./tasks)")
+    checking.add_argument("--traces", default="data/traces", help="trace folder (P2's coverage reads it)")
+    checking.set_defaults(run=check)
     traces = commands.add_parser("traces", help="capture or check traces of the real systems")
     traces_commands = traces.add_subparsers(dest="traces_command", required=True)
     for name, run, text in (("capture", traces_capture, "build the task's harness and capture traces"),

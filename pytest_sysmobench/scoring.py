@@ -236,3 +236,10 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if n - c < k:
         return 1.0
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def gate_verdict(results: Sequence[PhaseResult]) -> dict[str, Any]:
+    """What a check tool (an agent's, and ``sysmobench check``) prints of P1 and P2: whether
+    both passed, and each phase's score, status and reason as the board has them."""
+    return {"passed": len(results) == 2 and all(r.score == 1.0 for r in results),
+            "phases": {r.phase: {"score": r.score, "status": r.status.value, "reason": r.reason} for r in results}}

@@ -153,3 +153,20 @@ def test_an_unknown_agent_is_a_usage_error_naming_the_close_one(bench: pytest.Py
     result = bench.runpytest_subprocess(*RUN, "--sysmobench-models", "agent:fixr")
     assert result.ret == 4
     result.stderr.fnmatch_lines(["*agent:fixr*did you mean agent:fixer?*"])
+
+
+def test_the_check_command_prints_what_an_agents_check_tool_prints(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_sysmobench.cli import main
+
+    spec = tmp_path / "Spin.tla"
+    spec.write_text(REFERENCE.replace("    /\\ UNCHANGED callType\n", "", 1))
+    shutil.copy(SPIN / "reference" / "Spin.cfg", tmp_path / "Spin.cfg")
+    args = ["check", "spin", str(spec), "--tasks", str(ROOT / "tasks"), "--traces", str(ROOT / "data" / "traces")]
+    assert main(args) == 1
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["passed"] is False and verdict["phases"]["syntax"]["score"] == 1.0
+    assert verdict["phases"]["runtime"]["status"] == "failed" and "Acquire" in verdict["phases"]["runtime"]["reason"]
+    spec.write_text(REFERENCE)
+    assert main(args) == 0 and json.loads(capsys.readouterr().out)["passed"] is True
+    assert main(["check", "spin", str(tmp_path / "none.tla"), "--tasks", str(ROOT / "tasks")]) == 4

@@ -23,6 +23,7 @@ from typing import Any
 from .. import sandbox
 from ..llm import AgentConfig
 from ..prompts import SourceMissing, render, stages
+from ..scoring import gate_verdict
 from ..tasks import Task
 from ._builtin import spec_in_folder
 from ._candidate import Candidate, with_spec
@@ -205,9 +206,7 @@ class _CheckServer:
         results = self.check(candidate, self.used)
         if not results:
             return {"error": "the cell's time budget is spent: no more checks"}
-        return {"check": self.used, "checks_left": self.limit - self.used,
-                "passed": len(results) == 2 and all(r.score == 1.0 for r in results),
-                "phases": {r.phase: {"score": r.score, "status": r.status.value, "reason": r.reason} for r in results}}
+        return {"check": self.used, "checks_left": self.limit - self.used, **gate_verdict(results)}
 
 
 def _received(connection: socket.socket) -> Any:
