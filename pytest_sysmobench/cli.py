@@ -19,6 +19,8 @@ from .tasks import load_tasks
 
 if TYPE_CHECKING:
     from .leaderboard.records import Board
+    from .sources import Candidate
+    from .tasks import Task
 
 DOCTOR_SPEC = """---- MODULE SysmoDoctor ----
 EXTENDS Naturals, SequencesExt
@@ -152,29 +154,40 @@ def _task(args: argparse.Namespace):  # noqa: ANN202
         return None
 
 
-def repair(args: argparse.Namespace) -> int:
-    """Repairs a spec mechanically and writes the repaired spec, its manifest and its diff."""
-    import json
-    import tempfile
-
-    from .repair import Repairer
-    from .session import Scorer
+def _spec_of(args: argparse.Namespace, label: str) -> tuple[Task, Candidate, str] | None:
+    """The task and the spec a command is given (its cfg and mapping.yaml beside it, or
+    --cfg), read as a run reads a replayed spec; None after saying what is wrong."""
     from .sources import Candidate, with_spec
 
     task = _task(args)
     if task is None:
-        return 4
+        return None
     spec = Path(args.spec)
     if not spec.is_file():
         print(f"error: no spec at {spec}", file=sys.stderr)
-        return 4
+        return None
     cfg = Path(args.cfg) if args.cfg else spec.with_suffix(".cfg")
+    mapping = spec.parent / "mapping.yaml"
     text = spec.read_text(encoding="utf-8", errors="replace")
+    base = Candidate(task.name, label, 0, task.module, origin=str(spec))
+    candidate = with_spec(base, task, text, cfg.read_text(encoding="utf-8") if cfg.is_file() else None,
+                          mapping if mapping.is_file() else None)
+    return task, candidate, text
+
+
+def repair(args: argparse.Namespace) -> int:
+    """Repairs a spec mechanically and writes the repaired spec, its manifest and its diff."""
+    from .repair import Repairer
+    from .session import Scorer
+
+    given = _spec_of(args, "repair")
+    if given is None:
+        return 4
+    task, candidate, text = given
+    spec = Path(args.spec)
     out = Path(args.out) if args.out else spec.parent / "repaired"
     with tempfile.TemporaryDirectory(prefix="sysmobench-repair-") as work, \
             Scorer(Path(work), traces_dir=Path(args.traces)) as scorer:
-        base = Candidate(task.name, "repair", 0, task.module, origin=str(spec))
-        candidate = with_spec(base, task, text, cfg.read_text(encoding="utf-8") if cfg.is_file() else None, None, ())
         outcome = Repairer(scorer.toolchain(), task, Path(args.traces), Path(work) / "repair").repair(candidate)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{task.module}.tla").write_text(outcome.spec or text, encoding="utf-8")
@@ -194,29 +207,16 @@ def repair(args: argparse.Namespace) -> int:
 def check(args: argparse.Namespace) -> int:
     """P1 and P2 of a spec, as the benchmark scores them, printed as JSON (an agent's check tool
     says the same): exit 0 when both pass, 1 when not, 4 on a usage error."""
-    import json
-    import tempfile
-
     from .phases import CellContext, gate_results
     from .scoring import gate_verdict
     from .session import Scorer
-    from .sources import Candidate, with_spec
 
-    task = _task(args)
-    if task is None:
+    given = _spec_of(args, "check")
+    if given is None:
         return 4
-    spec = Path(args.spec)
-    if not spec.is_file():
-        print(f"error: no spec at {spec}", file=sys.stderr)
-        return 4
-    cfg = Path(args.cfg) if args.cfg else spec.with_suffix(".cfg")
-    mapping = spec.parent / "mapping.yaml"
+    task, candidate, _ = given
     with tempfile.TemporaryDirectory(prefix="sysmobench-check-") as work, \
             Scorer(Path(work), traces_dir=Path(args.traces)) as scorer:
-        base = Candidate(task.name, "check", 0, task.module, origin=str(spec))
-        candidate = with_spec(base, task, spec.read_text(encoding="utf-8", errors="replace"),
-                              cfg.read_text(encoding="utf-8") if cfg.is_file() else None,
-                              mapping if mapping.is_file() else None)
         verdict = gate_verdict(gate_results(CellContext(task, candidate, scorer.toolchain(), Path(work) / "check",
                                                         Path(args.traces))))
     print(json.dumps(verdict, indent=1))

@@ -5,12 +5,12 @@ sends a rejected spec back with the tools' errors."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from projects import benchmark_project
 from llm_server import LocalModelServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,10 +31,7 @@ BROKEN_SYNTAX = _answer(REFERENCE.replace("Init ==", "Init ==\n    /\\ (", 1))
 
 @pytest.fixture
 def bench(pytester: pytest.Pytester, model_server: LocalModelServer, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    shutil.copytree(SPIN, pytester.path / "tasks" / "spin")
-    shutil.copytree(ROOT / "data" / "traces" / "spin", pytester.path / "data" / "traces" / "spin")
-    (pytester.path / "benchmarks").mkdir()
-    shutil.copy(ROOT / "benchmarks" / "test_sysmobench.py", pytester.path / "benchmarks")
+    benchmark_project(pytester, "spin")
     monkeypatch.setenv("SYSMO_LOCAL_KEY", "sk-local")
     models = {"tiny": {"route": "openai/tiny", "api_base": model_server.base_url, "api_key_env": "SYSMO_LOCAL_KEY",
                        "temperature": 0.0, "timeout": 20, "attempts": 2, "backoff_s": 0.01, "max_backoff_s": 0.05}}

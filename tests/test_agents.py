@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+from projects import benchmark_project
 
 ROOT = Path(__file__).resolve().parents[1]
 SPIN = ROOT / "tasks" / "spin"
@@ -70,10 +71,7 @@ for path in (target, "/work/escaped.txt"):
 
 @pytest.fixture
 def bench(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -> pytest.Pytester:
-    shutil.copytree(SPIN, pytester.path / "tasks" / "spin")
-    shutil.copytree(ROOT / "data" / "traces" / "spin", pytester.path / "data" / "traces" / "spin")
-    (pytester.path / "benchmarks").mkdir()
-    shutil.copy(ROOT / "benchmarks" / "test_sysmobench.py", pytester.path / "benchmarks")
+    benchmark_project(pytester, "spin")
     agents_dir = tmp_path_factory.mktemp("agents")
     for name, script in (("fixer", FIXER), ("sleeper", SLEEPER), ("snoop", SNOOP), ("escape", ESCAPE)):
         (agents_dir / f"{name}.py").write_text(script)

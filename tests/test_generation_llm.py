@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import time
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from projects import benchmark_project
 from llm_server import LocalModelServer, Reply
 
 from pytest_sysmobench import load_task
@@ -38,10 +38,7 @@ UNMAPPED = (f"Here is the specification.\n\n```tla\n{_with_own_constant(REFERENC
 
 @pytest.fixture
 def bench(pytester: pytest.Pytester, model_server: LocalModelServer, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    shutil.copytree(SPIN, pytester.path / "tasks" / "spin")
-    shutil.copytree(ROOT / "data" / "traces" / "spin", pytester.path / "data" / "traces" / "spin")
-    (pytester.path / "benchmarks").mkdir()
-    shutil.copy(ROOT / "benchmarks" / "test_sysmobench.py", pytester.path / "benchmarks")
+    benchmark_project(pytester, "spin")
     pytester.makeini("[pytest]\njunit_family = xunit1\n")
     monkeypatch.setenv("SYSMO_LOCAL_KEY", "sk-local")
     models = {name: {"route": f"openai/{name}", "api_base": model_server.base_url, "api_key_env": "SYSMO_LOCAL_KEY",
