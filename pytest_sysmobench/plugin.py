@@ -22,6 +22,7 @@ from .settings import (CACHE_ENV, CONFIG_ENV, CONFIG_FILE, DEFAULT_CORRECTIONS, 
                        DEFAULT_REPAIR, METHODS, REPAIR_MODES, repair_mode_problem)
 
 if TYPE_CHECKING:  # nothing of the benchmark is loaded before a session uses it
+    from .sharding import Shard
     from .leaderboard.reporter import Gate, LeaderboardReporter
     from .scoring import Cause, PhaseResult
     from .session import BenchmarkSession, Options, PhaseCase
@@ -33,7 +34,8 @@ RUN_ID_KEY = "sysmobench_run_id"
 OPTION_NAMES = ("sysmobench_models", "sysmobench_model_config", "sysmobench_method", "sysmobench_refresh",
                 "sysmobench_evaluator", "sysmobench_tasks", "sysmobench_traces", "sysmobench_output",
                 "sysmobench_samples", "sysmobench_jar", "sysmobench_no_cache", "sysmobench_cache", "sysmobench_baseline",
-                "sysmobench_tolerance", "sysmobench_repair", "sysmobench_gate", "sysmobench_corrections")
+                "sysmobench_tolerance", "sysmobench_repair", "sysmobench_gate", "sysmobench_corrections",
+                "sysmobench_shard")
 OPTION_DEFAULTS: dict[str, Any] = {"sysmobench_method": DEFAULT_METHOD, "sysmobench_samples": 1,
                                    "sysmobench_corrections": DEFAULT_CORRECTIONS,
                                    "sysmobench_repair": DEFAULT_REPAIR, "sysmobench_gate": "composite"}
@@ -43,6 +45,8 @@ run_id_key = pytest.StashKey[str]()
 header_key = pytest.StashKey[bool]()
 gate_key = pytest.StashKey["Gate | None"]()
 result_key = pytest.StashKey[dict[str, Any]]()
+shard_key = pytest.StashKey["Shard | None"]()
+shard_line_key = pytest.StashKey[str]()
 
 
 class HarnessError(Exception):
@@ -60,6 +64,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="how models are asked: direct (source + task), translate (source, statement by "
                          "statement, then assembled), traces (traces only, no source), agent_based (direct, "
                          "then the tools' errors sent back while P1 or P2 rejects the spec)")
+    group.addoption("--sysmobench-shard", dest="sysmobench_shard", default=None, metavar="I/N",
+                    help="run only shard I of N: a share of the selected cells (every phase of a cell in one "
+                         "shard), balanced by each task's measured cost; the same on every runner")
     group.addoption("--sysmobench-corrections", dest="sysmobench_corrections", type=int,
                     default=DEFAULT_CORRECTIONS,
                     help=f"agent_based: how many times a rejected spec is sent back (default {DEFAULT_CORRECTIONS})")
@@ -184,8 +191,44 @@ def pytest_configure(config: pytest.Config) -> None:
         if config.pluginmanager.hasplugin("xdist"):
             config.pluginmanager.register(_XdistHooks(), "sysmobench-xdist")
     config.stash[gate_key] = _gate(config)
+    config.stash[shard_key] = _shard(config)
     if _explicitly_used(config):
         _state(config)
+
+
+def _shard(config: pytest.Config) -> Shard | None:
+    given = config.getoption("sysmobench_shard", None)
+    if not given:
+        return None
+    from .sharding import Shard
+
+    try:
+        return Shard.parse(str(given))
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--sysmobench-shard I/N``: after -k and -m, the benchmark items of the cells of shard I."""
+    shard = config.stash.get(shard_key, None)
+    if shard is None or session_key not in config.stash:
+        return
+    from .sharding import split
+
+    costs = {task.name: task.cost_s for task in _state(config).tasks.tasks}
+    cells = [(item, case.cell if case is not None else None) for item in items for case in [_case_of(item)]]
+    dropped, config.stash[shard_line_key] = split(cells, lambda task: costs.get(task, 0.0), shard)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        gone = set(map(id, dropped))
+        items[:] = [item for item in items if id(item) not in gone]
+
+
+def _case_of(item: pytest.Item) -> PhaseCase | None:
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    case = params.get(FIXTURE)
+    return case if hasattr(case, "cell") and hasattr(case, "phase") else None
 
 
 def _gate(config: pytest.Config) -> Gate | None:
@@ -251,7 +294,8 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
     if session_key not in config.stash or hasattr(config, "workerinput"):
         return None
     lines = [] if config.stash.get(header_key, False) else _summary(config)
-    return [*lines, *_nothing_selected(config, items)] or None
+    shard = [config.stash[shard_line_key]] if shard_line_key in config.stash else []
+    return [*lines, *shard, *_nothing_selected(config, items)] or None
 
 
 def _nothing_selected(config: pytest.Config, items: list[pytest.Item]) -> list[str]:

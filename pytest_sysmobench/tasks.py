@@ -274,6 +274,9 @@ class Task:
     cell_budget_s: float = CELL_BUDGET_S
     invariants_file: Path | None = None
     repair_bounds: RepairBounds = field(default_factory=RepairBounds)
+    #: Seconds one cell of this task takes, cold, on the 2-core machine CI uses (``perf/bench.py``
+    #: part 7): what ``--sysmobench-shard`` balances by.
+    cost_s: float = 10.0
 
     def variables_read(self, template: InvariantTemplate) -> frozenset[str]:
         """The canonical variables a template reads, itself or through the task's definitions."""
@@ -604,6 +607,7 @@ def load_task(directory: Path) -> Task:
         cell_budget_s=root.number("cell_budget_s", CELL_BUDGET_S),
         invariants_file=invariants_file,
         repair_bounds=_repair_bounds(root.sub("repair", required=False).sub("bounds", required=False)),
+        cost_s=root.number("cost_s", 10.0),
     )
 
 

@@ -72,7 +72,7 @@ def test_tasks_has_a_header_and_aligned_columns() -> None:
 
 def test_help_names_every_command_in_plain_words() -> None:
     out = _run("--help").stdout
-    for command in ("doctor", "tasks", "templates", "prompt", "repair", "traces", "leaderboard"):
+    for command in ("doctor", "tasks", "templates", "prompt", "repair", "check", "traces", "leaderboard"):
         assert f"({command})" in out
     assert "``" not in out
 
