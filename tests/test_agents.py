@@ -69,18 +69,22 @@ for path in (target, "/work/escaped.txt"):
 '''
 
 
+CRASHER = "import sys\nprint('bwrap: pretending the sandbox broke')\nsys.exit(3)\n"
+
+
 @pytest.fixture
 def bench(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -> pytest.Pytester:
     benchmark_project(pytester, "spin")
     agents_dir = tmp_path_factory.mktemp("agents")
-    for name, script in (("fixer", FIXER), ("sleeper", SLEEPER), ("snoop", SNOOP), ("escape", ESCAPE)):
+    for name, script in (("fixer", FIXER), ("sleeper", SLEEPER), ("snoop", SNOOP), ("escape", ESCAPE),
+                         ("crasher", CRASHER)):
         (agents_dir / f"{name}.py").write_text(script)
     (agents_dir / "good.tla").write_text(REFERENCE)
     (agents_dir / "broken.tla").write_text(REFERENCE.replace("Init ==", "Init ==\n    /\\ (", 1))
     shutil.copy(SPIN / "reference" / "Spin.cfg", agents_dir / "Spin.cfg")
     agents = {name: {"command": ["/usr/bin/python3", str(agents_dir / f"{name}.py")], "timeout_s": 120,
                      "max_checks": 5, "read_only": [str(agents_dir)]}
-              for name in ("fixer", "snoop", "escape")}
+              for name in ("fixer", "snoop", "escape", "crasher")}
     agents["sleeper"] = {"command": ["/usr/bin/python3", str(agents_dir / "sleeper.py")], "timeout_s": 3,
                          "read_only": [str(agents_dir)]}
     agents["fixer"]["pass_env"] = ["SECRET"]
@@ -138,13 +142,26 @@ def test_an_agent_that_never_ends_is_stopped_at_its_limit_and_scores_zero(bench:
 
 
 def test_an_agent_finds_no_answer_key_and_cannot_write_outside_its_workspace(bench: pytest.Pytester) -> None:
-    result = bench.runpytest_subprocess(*RUN, "--sysmobench-models", "agent:snoop,agent:escape", "-m", "p1")
-    result.assert_outcomes(failed=2, deselected=6)
+    result = bench.runpytest_subprocess(*RUN, "--sysmobench-models", "agent:snoop,agent:escape,agent:crasher", "-m", "p1")
+    result.assert_outcomes(failed=3, deselected=9)
     cells = _cells(bench.path)
     assert "found 0 []" in _transcript(bench.path, "snoop")
     assert "ended without a spec" in cells["agent:snoop"]["phases"]["syntax"]["reason"]
     assert not (bench.path / "escaped").exists() and not Path("/work/escaped.txt").exists()
     assert "ended without a spec" in cells["agent:escape"]["phases"]["syntax"]["reason"]
+    # A failing agent is charged for it, whatever it prints: the sandbox ran a known-good command.
+    crashed = cells["agent:crasher"]["phases"]["syntax"]
+    assert crashed["score"] == 0.0 and "failed (exit code 3)" in crashed["reason"]
+
+
+def test_a_sandbox_that_cannot_run_anything_is_the_benchmarks_loss(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_sysmobench import sandbox
+    from pytest_sysmobench.sources._agent import AgentSource
+
+    monkeypatch.setattr(sandbox, "command", lambda *args, **kw: ["/bin/sh", "-c", "echo 'bwrap: no namespaces'; exit 1"])
+    why = AgentSource._sandbox_broken(tmp_path, tmp_path, tmp_path)
+    assert why == "the sandbox cannot run a command on this machine: bwrap: no namespaces"
 
 
 def test_an_unknown_agent_is_a_usage_error_naming_the_close_one(bench: pytest.Pytester) -> None:

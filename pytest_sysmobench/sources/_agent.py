@@ -95,6 +95,9 @@ class AgentSource:
             info.update(seconds=round(run.seconds, 3), exit_code=run.exit_code, timed_out=run.timed_out,
                         checks=checks.used, max_checks=self.config.max_checks, usage_reported=_usage(workspace))
             transcript = (("agent", prompt, run.transcript),)
+            broken = self._sandbox_broken(workspace, tools, Path(scratch)) if run.exit_code not in (0, None) else None
+            if broken is not None:  # the sandbox, not the agent: a known-good command fails in it too
+                return replace(base, generation_error=broken, generation=info, transcript=transcript)
             candidate = self._result(base, task, workspace, run)
         if candidate.tla is not None and _same_text(candidate.tla, task.reference_spec.read_text(encoding="utf-8")):
             info["equals_reference"] = True
@@ -108,6 +111,15 @@ class AgentSource:
                "SYSMOBENCH_CHECK": f"{sandbox.TOOLS}/check",
                "SYSMOBENCH_CHECK_SOCKET": f"{sandbox.TOOLS}/check.sock"}
         return sandbox.command(workspace, tools, self.config.command, env, self.config.read_only)
+
+    @staticmethod
+    def _sandbox_broken(workspace: Path, tools: Path, scratch: Path) -> str | None:
+        """Why the sandbox cannot run even ``true`` here, or None: a failed run is then the
+        agent's own (an agent cannot make its cell undecidable by failing)."""
+        probe = sandbox.run(sandbox.command(workspace, tools, ["true"], {}), 60, scratch / "probe.txt")
+        if probe.exit_code == 0:
+            return None
+        return f"the sandbox cannot run a command on this machine: {probe.transcript.strip()[:500] or probe.exit_code}"
 
     def _result(self, base: Candidate, task: Task, workspace: Path, run: sandbox.Run) -> Candidate:
         """The spec the agent left, or why it scores 0."""
