@@ -318,7 +318,7 @@ def leaderboard_bless(args: argparse.Namespace) -> int:
 
 def leaderboard_compare(args: argparse.Namespace) -> int:
     """Exit 1 when B regressed against A, so that a CI step can gate on it."""
-    from .leaderboard.baseline import BaselineError, Tolerance, compare, counts_line, markdown, regressions
+    from .leaderboard.baseline import BaselineError, Tolerance, compare, counts_line, markdown, missing, regressions
 
     try:
         before, after = _board_at(args.before), _board_at(args.after)
@@ -337,7 +337,7 @@ def leaderboard_compare(args: argparse.Namespace) -> int:
                 print(change.describe(tolerance))
         # A cell phase B left out for a cause of the benchmark's is named (above) and counted, never a regression.
         print(f"{counts_line(changes)}, {sum(c.kind == 'same' for c in changes)} unchanged")
-    return 1 if regressions(changes) else 0
+    return 1 if regressions(changes) or missing(changes) else 0
 
 
 def _paired(before: Board, after: Board, pair: str) -> tuple[Board, Board]:
@@ -375,6 +375,8 @@ def leaderboard_merge(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, json.dumps(merged.to_json(), indent=2) + "\n")
     print(f"merged {len(boards)} boards ({len(merged.cells)} cells) into {out}")
+    if merged.incomplete:
+        print(f"warning: {merged.incomplete}", file=sys.stderr)
     return 0
 
 

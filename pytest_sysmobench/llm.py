@@ -10,6 +10,7 @@ N workers do not hammer a provider that just said "slow down".
 from __future__ import annotations
 
 
+import json
 import os
 import random
 import re
@@ -73,6 +74,10 @@ class ModelConfig:
     max_backoff_s: float = 120.0
     input_cost_per_token: float | None = None
     output_cost_per_token: float | None = None
+    #: Requests per minute, over every process of the run (a provider's quota); None: no limit.
+    rpm: int | None = None
+    #: Requests in flight at once when a sweep asks ahead; None: --sysmobench-max-connections.
+    max_connections: int | None = None
 
     def generation_parameters(self) -> dict[str, Any]:
         """What decides the answer (and so the cache key): never keys, bases or timeouts."""
@@ -99,9 +104,10 @@ _FIELDS = {
     "route": str, "temperature": float, "max_tokens": int, "top_p": float, "seed": int,
     "reasoning_effort": str, "timeout_s": float, "api_base": str, "api_key_env": str, "attempts": int,
     "backoff_s": float, "max_backoff_s": float, "input_cost_per_token": float, "output_cost_per_token": float,
+    "rpm": int, "max_connections": int,
 }
 _ALIASES = {"timeout": "timeout_s", "url": "api_base", "base_url": "api_base", "model_name": "route",
-            "litellm_params": "params"}
+            "litellm_params": "params", "requests_per_minute": "rpm", "connections": "max_connections"}
 
 
 def _entry(name: str, raw: Any, where: str) -> ModelConfig:
@@ -125,6 +131,9 @@ def _entry(name: str, raw: Any, where: str) -> ModelConfig:
     values.setdefault("route", name)
     if values.get("attempts", 1) < 1:
         raise ModelConfigError(f"{where}.attempts: must be at least 1")
+    for key, upper in (("rpm", 100_000), ("max_connections", 256)):
+        if values.get(key) is not None and not 1 <= values[key] <= upper:
+            raise ModelConfigError(f"{where}.{key}: must be between 1 and {upper} (leave it out for no limit)")
     return ModelConfig(name=name, **values)
 
 
@@ -268,6 +277,41 @@ class CoolDown:
             atomic_write_text(self.path, f"{target:.3f}")
 
 
+class Pace:
+    """A per-route requests-per-minute limit shared by every thread and process of a run: the
+    send times of the last minute on disk, under a file lock."""
+
+    def __init__(self, directory: Path, route: str, per_minute: int | None, clock: Any = time.time) -> None:
+        self.path = directory / (re.sub(r"[^A-Za-z0-9_.-]+", "_", route) + ".sent")
+        self.per_minute = per_minute
+        self.clock = clock
+
+    def _sent(self, now: float) -> list[float]:
+        try:
+            times = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        return sorted(t for t in times if isinstance(t, (int, float)) and now - 60.0 < t <= now + 1.0) \
+            if isinstance(times, list) else []
+
+    def wait(self, sleep: Any) -> None:
+        """Returns when one more request fits in the last minute, having counted it."""
+        if not self.per_minute:
+            return
+        from filelock import FileLock
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            with FileLock(str(self.path) + ".lock"):
+                now = self.clock()
+                sent = self._sent(now)
+                if len(sent) < self.per_minute:
+                    atomic_write_text(self.path, json.dumps([*sent, now]))
+                    return
+                delay = sent[len(sent) - self.per_minute] + 60.0 - now
+            sleep(max(delay, 0.01))
+
+
 def route_problem(config: ModelConfig) -> str | None:
     """Why litellm could not send a request for this model (it names no provider it knows), or None."""
     litellm = _litellm()
@@ -360,6 +404,7 @@ class Client:
     def __init__(self, config: ModelConfig, cooldown_dir: Path, sleep: Any = time.sleep) -> None:
         self.config = config
         self.cooldown = CoolDown(cooldown_dir, config.route)
+        self.pace = Pace(cooldown_dir, config.route, config.rpm)
         self.sleep = sleep
 
     def _backoff(self, attempt: int, exc: BaseException) -> float:
@@ -379,6 +424,7 @@ class Client:
         last: BaseException | None = None
         for attempt in range(1, self.config.attempts + 1):
             self.cooldown.wait(self.config.max_backoff_s)
+            self.pace.wait(self.sleep)
             started = time.monotonic()
             try:
                 response = litellm.completion(**kwargs)

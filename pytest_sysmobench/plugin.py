@@ -12,16 +12,18 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import os
+import time as _time
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generator
 
 import pytest
 
-from .settings import (CACHE_ENV, CONFIG_ENV, CONFIG_FILE, DEFAULT_CORRECTIONS, DEFAULT_METHOD, DEFAULT_OUTPUT,
-                       DEFAULT_REPAIR, METHODS, REPAIR_MODES, repair_mode_problem)
+from .settings import (CACHE_ENV, CONFIG_ENV, CONFIG_FILE, DEFAULT_CORRECTIONS, DEFAULT_MAX_CONNECTIONS, DEFAULT_METHOD,
+                       DEFAULT_OUTPUT, DEFAULT_REPAIR, METHODS, REPAIR_MODES, repair_mode_problem)
 
 if TYPE_CHECKING:  # nothing of the benchmark is loaded before a session uses it
+    from .prefetch import Prefetcher  # noqa: F401 - in a stash key's annotation
     from .sharding import Shard
     from .leaderboard.reporter import Gate, LeaderboardReporter
     from .scoring import Cause, PhaseResult
@@ -35,9 +37,10 @@ OPTION_NAMES = ("sysmobench_models", "sysmobench_model_config", "sysmobench_meth
                 "sysmobench_evaluator", "sysmobench_tasks", "sysmobench_traces", "sysmobench_output",
                 "sysmobench_samples", "sysmobench_jar", "sysmobench_no_cache", "sysmobench_cache", "sysmobench_baseline",
                 "sysmobench_tolerance", "sysmobench_repair", "sysmobench_gate", "sysmobench_corrections",
-                "sysmobench_shard")
+                "sysmobench_shard", "sysmobench_max_connections")
 OPTION_DEFAULTS: dict[str, Any] = {"sysmobench_method": DEFAULT_METHOD, "sysmobench_samples": 1,
                                    "sysmobench_corrections": DEFAULT_CORRECTIONS,
+                                   "sysmobench_max_connections": DEFAULT_MAX_CONNECTIONS,
                                    "sysmobench_repair": DEFAULT_REPAIR, "sysmobench_gate": "composite"}
 
 session_key = pytest.StashKey["BenchmarkSession"]()
@@ -47,6 +50,13 @@ gate_key = pytest.StashKey["Gate | None"]()
 result_key = pytest.StashKey[dict[str, Any]]()
 shard_key = pytest.StashKey["Shard | None"]()
 shard_line_key = pytest.StashKey[str]()
+#: The run's selection (``Selection.to_json``), as the board keeps it.
+selection_key = pytest.StashKey[dict[str, Any]]()
+SELECTION_KEY = "sysmobench_selection"
+#: The run's requests asked ahead (this process asks them: the plain run, or xdist's controller).
+prefetch_key = pytest.StashKey["Prefetcher | None"]()
+#: How often the progress line of a sweep is written, in seconds.
+PROGRESS_EVERY_S = 15.0
 
 
 class HarnessError(Exception):
@@ -64,6 +74,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="how models are asked: direct (source + task), translate (source, statement by "
                          "statement, then assembled), traces (traces only, no source), agent_based (direct, "
                          "then the tools' errors sent back while P1 or P2 rejects the spec)")
+    group.addoption("--sysmobench-max-connections", dest="sysmobench_max_connections", type=int,
+                    default=DEFAULT_MAX_CONNECTIONS, metavar="N",
+                    help="requests a sweep keeps in flight per model, asked ahead after collection by one process "
+                         f"(the limit holds over all xdist workers; default {DEFAULT_MAX_CONNECTIONS}; a model's "
+                         "max_connections overrides it; 0: each cell asks when it runs)")
     group.addoption("--sysmobench-shard", dest="sysmobench_shard", default=None, metavar="I/N",
                     help="run only shard I of N: a share of the selected cells (every phase of a cell in one "
                          "shard), balanced by each task's measured cost; the same on every runner")
@@ -210,19 +225,48 @@ def _shard(config: pytest.Config) -> Shard | None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``--sysmobench-shard I/N``: after -k and -m, the benchmark items of the cells of shard I."""
-    shard = config.stash.get(shard_key, None)
-    if shard is None or session_key not in config.stash:
+    """After -k and -m: ``--sysmobench-shard I/N`` keeps the items of shard I's cells, and the
+    run's selection is kept for its board (a worker sends it to the controller)."""
+    if session_key not in config.stash:
         return
-    from .sharding import split
+    from .sharding import selection, split
 
-    costs = {task.name: task.cost_s for task in _state(config).tasks.tasks}
-    cells = [(item, case.cell if case is not None else None) for item in items for case in [_case_of(item)]]
-    dropped, config.stash[shard_line_key] = split(cells, lambda task: costs.get(task, 0.0), shard)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        gone = set(map(id, dropped))
-        items[:] = [item for item in items if id(item) not in gone]
+    shard = config.stash.get(shard_key, None)
+    cases = [(item, case) for item in items for case in [_case_of(item)]]
+    shards: dict[Any, int] = {}
+    if shard is not None:
+        costs = {task.name: task.cost_s for task in _state(config).tasks.tasks}
+        dropped, shards, config.stash[shard_line_key] = split(
+            [(item, case.cell if case is not None else None) for item, case in cases],
+            lambda task: costs.get(task, 0.0), shard)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            gone = set(map(id, dropped))
+            items[:] = [item for item in items if id(item) not in gone]
+    options = _options(config)
+    chosen = selection(((case.cell, case.phase) for _, case in cases if case is not None), shard, shards,
+                       keyword=config.getoption("keyword") or None, markers=config.getoption("markexpr") or None,
+                       models=tuple(options.models), samples=options.samples)
+    config.stash[selection_key] = chosen.to_json()
+    if hasattr(config, "workeroutput"):
+        config.workeroutput[SELECTION_KEY] = config.stash[selection_key]
+    elif not config.getoption("collectonly") and not _distributed(config):
+        kept = set(map(id, items))
+        _ask_ahead(config, [case.cell for item, case in cases if case is not None and id(item) in kept])
+
+
+def _distributed(config: pytest.Config) -> bool:
+    """Whether xdist's controller runs this session (its workers collect and run the items)."""
+    return bool(getattr(config.option, "numprocesses", None)) and getattr(config.option, "dist", "no") != "no"
+
+
+def _ask_ahead(config: pytest.Config, cells: list[Any]) -> None:
+    if prefetch_key in config.stash:
+        return
+    connections = config.getoption("sysmobench_max_connections")
+    if connections is None or not 0 <= connections <= 256:
+        raise pytest.UsageError(f"--sysmobench-max-connections {connections}: expected 0 to 256")
+    config.stash[prefetch_key] = _state(config).asking_ahead(cells, connections)
 
 
 def _case_of(item: pytest.Item) -> PhaseCase | None:
@@ -337,6 +381,16 @@ class _XdistHooks:
     @pytest.hookimpl
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[RUN_ID_KEY] = node.config.stash[run_id_key]
+
+    @pytest.hookimpl
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """The controller asks ahead for the cells the workers collected (all collect the same)."""
+        config = node.config
+        if session_key not in config.stash or prefetch_key in config.stash:
+            return
+        cases = {case.id: case for case in _state(config).cases()}
+        found = (cases.get(nodeid[nodeid.rfind("[") + 1:-1]) for nodeid in ids if nodeid.endswith("]"))
+        _ask_ahead(config, [case.cell for case in found if case is not None])
 
     @pytest.hookimpl
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
@@ -490,11 +544,14 @@ class _Controller:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.reporter: LeaderboardReporter | None = None
+        self._progress_at = _time.monotonic()
+        self._progress_done = False
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = getattr(report, REPORT_KEY, None)
         if record is None:
             return
+        self._progress()
         if self.reporter is None:
             from .leaderboard.reporter import LeaderboardReporter
 
@@ -502,11 +559,32 @@ class _Controller:
                                                 self.config.stash[gate_key])
         self.reporter.add(record)
 
+    def _progress(self) -> None:
+        """A sweep's progress line, every so often while it asks, and once when it is done."""
+        prefetch = self.config.stash.get(prefetch_key, None)
+        if prefetch is None or self._progress_done:
+            return
+        now = _time.monotonic()
+        if prefetch.busy and now - self._progress_at < PROGRESS_EVERY_S:
+            return
+        self._progress_at, self._progress_done = now, not prefetch.busy
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line(prefetch.progress.line())
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """Every worker selects the same cells; the first that says so is believed."""
+        given = getattr(node, "workeroutput", {}).get(SELECTION_KEY)
+        if isinstance(given, dict):
+            self.config.stash.setdefault(selection_key, given)
+
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.reporter is None:
             return
-        regressed = self.reporter.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        regressed = self.reporter.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
+                                         selection=self.config.stash.get(selection_key, None))
         if regressed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.reporter.silent_models() and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
@@ -520,9 +598,15 @@ class _Controller:
         terminalreporter.section("SysMoBench leaderboard")
         for line, warning in self.reporter.summary():
             terminalreporter.write_line(line, yellow=warning)
+        prefetch = self.config.stash.get(prefetch_key, None)
+        if prefetch is not None:
+            terminalreporter.write_line(prefetch.progress.line())
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    prefetch = session.config.stash.get(prefetch_key, None)
+    if prefetch is not None:
+        prefetch.stop()
     state = session.config.stash.get(session_key, None)
     if state is not None:
         state.close()

@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from . import __version__
 from .cache import Cache
@@ -24,6 +24,7 @@ from .hints import close_matches, did_you_mean
 from .llm import Client, ModelCatalog, ModelConfigError, load_catalog, missing_key, route_problem
 from .prompts import MethodError
 from .answers import AnswerStore
+from .prefetch import Job, Prefetcher
 from .sources import AgentSource, GeneratedSource, MutantSource, ReplaySource, SpecSource, UnknownModel, resolve_source
 from .scoring import PHASES
 from .repair.model import Mender
@@ -153,10 +154,10 @@ class Scorer:
 class _Models:
     """The model side of a session: configuration, the answer store, clients, the evaluator."""
 
-    def __init__(self, options: Options) -> None:
+    def __init__(self, options: Options, run_id: str) -> None:
         self.options = options
         self._catalog: ModelCatalog | None = None
-        self.store = AnswerStore(options.output / "answers", refresh=options.refresh)
+        self.store = AnswerStore(options.output / "answers", refresh=options.refresh, run_id=run_id)
         self.cooldown_dir = options.output / "answers" / "cooldown"
 
     @property
@@ -221,7 +222,7 @@ class BenchmarkSession:
 
     @classmethod
     def start(cls, options: Options, run_id: str) -> BenchmarkSession:
-        models = _Models(options)
+        models = _Models(options, run_id)
         sources: dict[str, SpecSource] = {}
         errors: dict[str, str] = {}
         labels: list[str] = []
@@ -320,6 +321,18 @@ class BenchmarkSession:
 
     def task(self, name: str) -> Task:
         return next(t for t in self.tasks.tasks if t.name == name)
+
+    def asking_ahead(self, cells: Iterable[CellId], connections: int) -> Prefetcher | None:
+        """The model answers these cells need, asked ahead (started), or None when none is
+        asked of a model (references, replays, mutants, agents) or ``connections`` is 0."""
+        loaded = {t.name: t for t in self.tasks.tasks}
+        jobs, seen = [], set()
+        for cell in cells:
+            source, task = self.sources.get(cell.model), loaded.get(cell.task)
+            if isinstance(source, GeneratedSource) and task is not None and cell not in seen:
+                seen.add(cell)
+                jobs.append(Job(source, task, cell.sample))
+        return Prefetcher(jobs, connections).start() if jobs and connections > 0 else None
 
     def cell(self, case: PhaseCase) -> Cell:
         if case.cell not in self.cells:

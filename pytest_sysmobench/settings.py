@@ -9,6 +9,9 @@ DEFAULT_METHOD = "direct"
 #: ``agent_based``: how many times a spec P1 or P2 rejects is sent back with the tools' errors
 #: (``--sysmobench-corrections``).
 DEFAULT_CORRECTIONS = 3
+#: How many requests a sweep keeps in flight per model (``--sysmobench-max-connections``; a
+#: model's ``max_connections`` overrides it; 0: each cell asks when it runs).
+DEFAULT_MAX_CONNECTIONS = 8
 #: Where the leaderboard, the run folders and the cache go, under the rootdir.
 DEFAULT_OUTPUT = ".sysmobench"
 #: The SANY/TLC verdict cache's folder, when it is not ``<output>/cache``: one cache for several

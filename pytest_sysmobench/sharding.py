@@ -5,11 +5,14 @@ measured cost (an etcd cell is worth six spin cells), the same on every runner."
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from .cache import digest
+from .leaderboard.records import Selection, Sweep
 from .record import CellId
+from .scoring import PHASES
 
 
 Item = TypeVar("Item")
@@ -44,12 +47,26 @@ def assign(cells: Iterable[CellId], cost: Callable[[str], float], count: int) ->
 
 
 def split(items: Sequence[tuple[Item, CellId | None]], cost: Callable[[str], float],
-          shard: Shard) -> tuple[list[Item], str]:
-    """The benchmark items of the other shards' cells (other items stay), and a line saying
-    what this shard holds."""
+          shard: Shard) -> tuple[list[Item], dict[CellId, int], str]:
+    """The benchmark items of the other shards' cells (other items stay), every cell's shard,
+    and a line saying what this shard holds."""
     shards = assign((cell for _, cell in items if cell is not None), cost, shard.count)
     dropped = [item for item, cell in items if cell is not None and shards[cell] != shard.index]
     mine = [cell for cell, index in shards.items() if index == shard.index]
-    return dropped, (f"sysmobench: shard {shard}: {len(mine)} of {len(shards)} cells (about "
-                     f"{sum(cost(c.task) for c in mine):.0f} s of {sum(cost(c.task) for c in shards):.0f} s "
-                     "of cold work)")
+    return dropped, shards, (f"sysmobench: shard {shard}: {len(mine)} of {len(shards)} cells (about "
+                             f"{sum(cost(c.task) for c in mine):.0f} s of {sum(cost(c.task) for c in shards):.0f} s "
+                             "of cold work)")
+
+
+def selection(phases: Iterable[tuple[CellId, str]], shard: Shard | None, shards: Mapping[CellId, int],
+              **described: Any) -> Selection:
+    """What a run's board must hold: the selected cell phases of its shard; a shard's also
+    names its whole sweep (by a digest of it), so that merged shards know what is missing."""
+    whole: dict[CellId, tuple[str, ...]] = {}
+    for cell, phase in phases:
+        whole[cell] = tuple(p for p in PHASES if p in whole.get(cell, ()) or p == phase)
+    if shard is None:
+        return Selection(whole, **described)
+    mine = {cell: phases for cell, phases in whole.items() if shards.get(cell) == shard.index}
+    key = digest("sweep-v1", shard.count, Selection(whole).to_json())[:16]
+    return Selection(mine, {key: Sweep(shard.count, (shard.index,), whole)}, shard=str(shard), **described)

@@ -143,7 +143,14 @@ BOARD_JSON = st.fixed_dictionaries({}, optional={
     "cells": st.lists(CELL_JSON, max_size=4) | JSON, "models": st.lists(ROW_JSON, max_size=3) | JSON,
     "tasks": st.lists(ROW_JSON, max_size=3) | JSON, **{key: JSON for key in (
         "schema", "generated", "run_id", "weights", "provenance", "runs", "scored_cells", "left_out", "usage",
-        "tool_runs", "interrupted", "blessed_from")}})
+        "tool_runs", "interrupted", "blessed_from")},
+    "selection": st.fixed_dictionaries({}, optional={
+        "cells": st.lists(st.fixed_dictionaries({}, optional={"task": JSON, "model": JSON, "sample": JSON,
+                                                             "phases": st.lists(st.sampled_from(PHASES)) | JSON}),
+                          max_size=3) | JSON,
+        "sweeps": st.dictionaries(st.text(max_size=4), st.dictionaries(st.sampled_from(["shards", "seen", "cells"]),
+                                                                       JSON) | JSON, max_size=2) | JSON,
+        **{key: JSON for key in ("shard", "keyword", "markers", "models", "samples")}}) | JSON})
 
 
 @settings(max_examples=300, deadline=None)

@@ -127,8 +127,9 @@ def test_generated_spec_is_scored_in_all_phases_and_never_asked_again(bench: pyt
 
 def test_samples_give_pass_at_k_and_best_of_k(bench: pytest.Pytester, model_server: LocalModelServer) -> None:
     model_server.enqueue("tiny", GOOD, "I am sorry, I cannot write TLA+.", BROKEN_SYNTAX)
+    # One connection: the samples are asked in order, so each gets the reply queued for it.
     result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny",
-                                        "--sysmobench-samples", "3", "-m", "p1")
+                                        "--sysmobench-samples", "3", "-m", "p1", "--sysmobench-max-connections", "1")
     result.assert_outcomes(passed=1, failed=2, deselected=9)
     assert model_server.count("tiny") == 3
     board = _board(bench.path)
@@ -346,3 +347,96 @@ def test_a_model_without_its_key_is_a_usage_error_unless_its_answers_are_stored(
                                         "--sysmobench-evaluator", "judge", "-m", "p1")
     assert judged.ret == pytest.ExitCode.USAGE_ERROR
     assert "evaluator judge: environment variable SYSMO_UNSET_KEY is not set" in judged.stderr.str()
+
+
+# ------------------------------------------------------------------ a sweep asks ahead
+
+
+def _most_in_flight(model_server: LocalModelServer, latency: float) -> int:
+    """The most requests the server had open at once (each is answered after ``latency``)."""
+    arrivals = sorted(r.at for r in model_server.requests if r.model == "tiny")
+    return max(sum(1 for b in arrivals if a <= b < a + latency * 0.9) for a in arrivals)
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_sweep_keeps_many_requests_in_flight_and_asks_each_once(bench: pytest.Pytester,
+                                                                  model_server: LocalModelServer, workers: str) -> None:
+    model_server.respond(lambda body: Reply.delay(0.6, Reply.text(GOOD)))
+    args = ("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny", "--sysmobench-samples", "8",
+            "-m", "p1", "-n", workers)
+    result = bench.runpytest_subprocess(*args, "--sysmobench-max-connections", "4")
+    result.assert_outcomes(passed=8)
+    assert model_server.count("tiny") == 8
+    assert 2 <= _most_in_flight(model_server, 0.6) <= 4  # one process asks: the limit holds over the workers
+    result.stdout.fnmatch_lines(["sysmobench generation: 8 of 8 cells' answers (* request(s) answered, *), 0 in flight, "
+                                 "0 waiting, 0 failed, $0.0* spent, * s"])
+    board = _board(bench.path)
+    assert sum(c["generation"]["requests"] for c in board["cells"]) == 8  # each cell's request, asked ahead
+    if workers != "0":
+        return
+    again = bench.runpytest_subprocess(*args)
+    again.assert_outcomes(passed=8)
+    assert model_server.count("tiny") == 8
+    serial = bench.runpytest_subprocess(*args, "--sysmobench-max-connections", "0", "--sysmobench-refresh")
+    serial.assert_outcomes(passed=8)
+    assert model_server.count("tiny") == 16  # refreshed: asked once more each, by the cells, one at a time
+    assert _most_in_flight(model_server, 0.6) >= 2  # (the first run's)
+
+
+def test_an_interrupted_sweep_resumes_asking_only_what_is_missing(bench: pytest.Pytester,
+                                                                 model_server: LocalModelServer) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    model_server.respond(lambda body: Reply.delay(0.5, Reply.text(GOOD)))
+    args = [sys.executable, "-m", "pytest", "benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny",
+            "--sysmobench-samples", "12", "-m", "p1", "--sysmobench-max-connections", "2"]
+    first = subprocess.Popen(args, cwd=bench.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while model_server.count("tiny") < 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    first.send_signal(signal.SIGINT)
+    out = first.communicate(timeout=60)[0].decode()
+    assert first.returncode == 2, out  # interrupted
+    asked = model_server.count("tiny")
+    stored = len(list((bench.path / ".sysmobench" / "answers").glob("*/*.json")))
+    assert 4 <= stored < 12 and asked <= stored + 3  # what was in flight (two ahead, one a cell's) died with it
+    second = bench.runpytest_subprocess(*args[3:])
+    second.assert_outcomes(passed=12, deselected=36)
+    assert model_server.count("tiny") - asked == 12 - stored  # only what was missing
+    assert len(list((bench.path / ".sysmobench" / "answers").glob("*/*.json"))) == 12
+
+
+def test_a_429_with_retry_after_is_waited_out(model_server: LocalModelServer, tmp_path: Path) -> None:
+    from pytest_sysmobench.llm import Client, ModelConfig
+
+    model_server.enqueue("tiny", Reply.status(429, retry_after=1.5), Reply.text("ok"))
+    config = ModelConfig("tiny", "openai/tiny", api_base=model_server.base_url, timeout_s=10, backoff_s=0.01,
+                         max_backoff_s=30)
+    answer = Client(config, tmp_path).complete("hello")
+    first, second = (r.at for r in model_server.requests)
+    assert answer.text == "ok" and answer.attempts == 2
+    assert second - first >= 1.5  # the server's word, not our 0.01 s backoff
+    assert float((tmp_path / "openai_tiny.until").read_text()) > 0  # every worker holds off too
+
+
+def test_a_requests_per_minute_limit_holds_across_processes(tmp_path: Path) -> None:
+    from pytest_sysmobench.llm import Pace
+
+    now = [1000.0]
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        now[0] += seconds
+
+    mine, theirs = (Pace(tmp_path, "openai/tiny", 2, clock=lambda: now[0]) for _ in range(2))
+    mine.wait(sleep)
+    now[0] += 10
+    theirs.wait(sleep)  # another process, the same file: the second of the minute
+    assert slept == []
+    mine.wait(sleep)  # the third waits until the first is a minute old
+    assert slept == [pytest.approx(50.0)] and now[0] == pytest.approx(1060.0)
+    Pace(tmp_path, "openai/other", None).wait(sleep)  # no limit, no wait
+    assert len(slept) == 1

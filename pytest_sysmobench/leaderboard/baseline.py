@@ -90,7 +90,7 @@ class Change:
     phase: str
     before: float | None
     after: float | None
-    kind: str  # regression | improvement | same | new | gone | left_out
+    kind: str  # regression | improvement | same | new | gone | left_out | missing
     #: For ``left_out``: why the benchmark could not score it now.
     cause: str | None = None
 
@@ -102,7 +102,9 @@ class Change:
         before = "-" if self.before is None else f"{self.before:.2f}"
         after = "-" if self.after is None else f"{self.after:.2f}"
         what = {"regression": "regressed", "improvement": "improved", "same": "unchanged", "new": "new",
-                "gone": "not in this run", "left_out": f"left out ({self.cause or 'unknown cause'}), charged to the "
+                "gone": "not in this run",
+                "missing": "missing: the board was to hold it (a shard not merged, a cell never reported)",
+                "left_out": f"left out ({self.cause or 'unknown cause'}), charged to the "
                                                        "benchmark, not a pass of the spec"}[self.kind]
         return f"{self.cell} {self.phase}: {what}: baseline {before}, now {after} (tolerance {tolerance.of(self.phase):g})"
 
@@ -199,6 +201,8 @@ def compare(before: Board | Mapping[str, Any], after: Board | Mapping[str, Any],
     base = Baseline(before, Path("-"))
     now = Baseline(after, Path("-"))
     keys = sorted({(c.task, c.model, c.sample) for c in [*base.board.cells, *now.board.cells]})
+    # Cells the board was asked to hold and lacks (a shard not merged): not "not in this run".
+    lacking = {cell for cell, _ in now.board.missing}
     # A baseline blessed from a run without repair has no repaired composite to hold a run to.
     repaired = any(cell.repair is not None for cell in base.board.cells)
     changes = []
@@ -210,6 +214,8 @@ def compare(before: Board | Mapping[str, Any], after: Board | Mapping[str, Any],
             kind = "gone" if not now.has(task, model, sample, phase) else judge(old, new, tolerance.of(phase))
             if not base.has(task, model, sample, phase):
                 kind = "new"
+            elif kind == "gone" and CellId(task, model, sample) in lacking:
+                kind = "missing"
             cause = now.cause(task, model, sample, phase) if kind == "left_out" else None
             changes.append(Change(task, model, sample, phase, old, new, kind, cause))
     return changes
@@ -217,6 +223,18 @@ def compare(before: Board | Mapping[str, Any], after: Board | Mapping[str, Any],
 
 def regressions(changes: Iterable[Change]) -> list[Change]:
     return [c for c in changes if c.kind == "regression"]
+
+
+def missing(changes: Iterable[Change]) -> list[Change]:
+    """What the baseline has and an incomplete board lacks: a gate fails on it, as on a
+    regression (nothing says the missing cells would have held)."""
+    return [c for c in changes if c.kind == "missing"]
+
+
+def failing(changes: Iterable[Change], on: Iterable[str] = (COMPOSITE,)) -> list[Change]:
+    """What fails a gate that guards these composites: their regressions, and any missing cell."""
+    on = tuple(on)
+    return [c for c in changes if c.kind in ("regression", "missing") and c.phase in on]
 
 
 def left_out(changes: Iterable[Change]) -> list[Change]:
@@ -228,7 +246,9 @@ def left_out(changes: Iterable[Change]) -> list[Change]:
 def counts_line(changes: list[Change]) -> str:
     """'2 regression(s), 0 improvement(s), 1 left out by the benchmark' (left out only when there is any)."""
     line = f"{len(regressions(changes))} regression(s), {sum(c.kind == 'improvement' for c in changes)} improvement(s)"
-    return line + (f", {len(left_out(changes))} left out by the benchmark" if left_out(changes) else "")
+    line += f", {len(left_out(changes))} left out by the benchmark" if left_out(changes) else ""
+    lacking = {c.cell for c in missing(changes)}
+    return line + (f", {len(lacking)} cell(s) missing from an incomplete board" if lacking else "")
 
 
 def markdown(changes: list[Change], tolerance: Tolerance, before: str, after: str) -> str:
@@ -239,13 +259,15 @@ def markdown(changes: list[Change], tolerance: Tolerance, before: str, after: st
     gone = left_out(changes)
     lines.append(f"**{len(worse)} regression(s)**, {sum(c.kind == 'improvement' for c in changes)} improvement(s), "
                  f"{sum(c.kind == 'same' for c in changes)} unchanged"
-                 + (f", {len(gone)} left out by the benchmark (not a pass of the spec)." if gone else "."))
+                 + (f", {len(gone)} left out by the benchmark (not a pass of the spec)" if gone else "")
+                 + (f", **{len({c.cell for c in missing(changes)})} cell(s) missing** (the board is incomplete)."
+                    if missing(changes) else "."))
     if moved:
         lines += ["", "| cell | phase | baseline | now | change |", "|---|---|---|---|---|"]
         for c in moved:
             before_s = "-" if c.before is None else f"{c.before:.2f}"
             after_s = "-" if c.after is None else f"{c.after:.2f}"
-            mark = {"regression": "**regressed**", "improvement": "improved",
+            mark = {"regression": "**regressed**", "improvement": "improved", "missing": "**missing**",
                     "left_out": f"left out ({c.cause})"}.get(c.kind, c.kind)
             lines.append(f"| {c.cell} | {c.phase} | {before_s} | {after_s} | {mark} |")
     return "\n".join(lines) + "\n"

@@ -31,7 +31,8 @@ from ..scoring import (PHASES, REPAIRED_PHASES, WEIGHTS, Cause, Charge, PhaseRes
                        repaired_composite)
 from . import html as html_report
 from .charges import cell_charge, charge_of
-from .records import JSON, SCHEMA, Board, CellRow, ModelRow, PhaseCell, RepairCell, TaskRow, as_board, real
+from .records import (JSON, SCHEMA, Board, CellRow, ModelRow, PhaseCell, RepairCell, Selection, TaskRow, as_board,
+                      real)
 
 Record = Mapping[str, JSON]
 
@@ -310,7 +311,9 @@ def merge(previous: Board | Mapping[str, JSON] | None, current: Board | Mapping[
     current = as_board(current)
     previous = as_board(previous) if previous is not None else None
     if previous is None or previous.schema != SCHEMA or previous.interrupted:
-        return current
+        # A shard's board merged stands for its whole sweep: what the other shards hold is missing.
+        widened = current.selection.widened() if current.selection is not None else None
+        return dataclasses.replace(current, selection=widened)
 
     def key(record: Record) -> tuple[str, str, int, str]:
         return record["task"], record["model"], int(record["sample"]), record["phase"]
@@ -320,7 +323,16 @@ def merge(previous: Board | Mapping[str, JSON] | None, current: Board | Mapping[
     # This run's records last: where a cell's usage is read back, the run that touched it last wins.
     kept = [r for r in records_of(previous) if key(r) not in replaced]
     merged = build([*kept, *fresh], current.provenance, current.run_id)
-    return dataclasses.replace(merged, tool_runs=current.tool_runs)
+    return dataclasses.replace(merged, tool_runs=current.tool_runs, selection=_selection(previous, current))
+
+
+def _selection(previous: Board, current: Board) -> Selection | None:
+    """Both boards' selections; a board from before selections were kept asked for what it holds."""
+    if previous.selection is None and current.selection is None:
+        return None
+    mine = previous.selection or Selection({c.cell_id: tuple(c.phases) for c in previous.cells})
+    theirs = current.selection or Selection({c.cell_id: tuple(c.phases) for c in current.cells})
+    return mine.combined(theirs)
 
 
 def read(path: Path) -> Board | None:

@@ -107,8 +107,10 @@ def _header(board: Board) -> list[str]:
         lines.append('<p class="meta">repaired composite = the same weights over P1 and P2 as written and P3 and '
                      "P4 of the spec after mechanical repair (allow-listed edits, each checked to keep what the spec "
                      "models): shown beside the composite, never merged with it</p>")
-    if board.interrupted:
-        lines.append('<p class="banner">This run was interrupted: the board holds only what finished.</p>')
+    if board.incomplete:
+        lines.append(f'<p class="banner">This board is {_e(board.incomplete)}.</p>'
+                     if not board.interrupted else
+                     '<p class="banner">This run was interrupted: the board holds only what finished.</p>')
     if board.usage:
         lines.append(f'<p class="meta">spent: {_e(_cost(board.usage))}</p>')
     return lines

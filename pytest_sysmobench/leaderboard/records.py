@@ -13,7 +13,7 @@ tables, the CSV, the HTML page, the CI gate) take these records and trust their 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, TypeVar
 
 from ..record import CellId
@@ -260,6 +260,116 @@ class ModelRow:
 
 
 @dataclass(frozen=True)
+class Sweep:
+    """A selection split into shards (``--sysmobench-shard I/N``): every shard's board carries
+    the whole selection, so that a merge can tell which shards it has and which cells the
+    missing ones hold."""
+
+    shards: int
+    #: The shards merged into the board (1-based).
+    seen: tuple[int, ...]
+    cells: dict[CellId, tuple[str, ...]]
+
+    @property
+    def missing(self) -> tuple[int, ...]:
+        return tuple(i for i in range(1, self.shards + 1) if i not in self.seen)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a board was asked to hold: the cells and phases its run selected (after ``-k``,
+    ``-m`` and the shard), or for a merged board those of every board merged, a shard's widened
+    to its whole sweep.  A board that lacks one of them is incomplete, and a gate holds the
+    lack against it."""
+
+    cells: dict[CellId, tuple[str, ...]]
+    #: {sweep id: sweep} of the shards in the board; the id digests the whole selection.
+    sweeps: dict[str, Sweep] = field(default_factory=dict)
+    #: A single run's: its shard ("2/3"), -k, -m, models and samples, as given.
+    shard: str | None = None
+    keyword: str | None = None
+    markers: str | None = None
+    models: tuple[str, ...] = ()
+    samples: int | None = None
+
+    def widened(self) -> Selection:
+        """As a merge reads it: a shard's board stands for its whole sweep."""
+        cells = dict(self.cells)
+        for sweep in self.sweeps.values():
+            for cell, phases in sweep.cells.items():
+                cells[cell] = _union(cells.get(cell, ()), phases)
+        return Selection(cells, dict(self.sweeps))
+
+    def combined(self, other: Selection) -> Selection:
+        """Two merged boards' selections: every cell either asked for, every shard either has."""
+        mine, theirs = self.widened(), other.widened()
+        cells = dict(mine.cells)
+        for cell, phases in theirs.cells.items():
+            cells[cell] = _union(cells.get(cell, ()), phases)
+        sweeps = dict(mine.sweeps)
+        for key, sweep in theirs.sweeps.items():
+            known = sweeps.get(key)
+            sweeps[key] = sweep if known is None else Sweep(
+                sweep.shards, tuple(sorted(set(known.seen) | set(sweep.seen))), sweep.cells)
+        return Selection(cells, sweeps)
+
+    @property
+    def missing_shards(self) -> tuple[str, ...]:
+        """The shards of its sweeps a merged board lacks (a shard's own board lacks none: it
+        stands for its share)."""
+        if self.shard is not None:
+            return ()
+        return tuple(f"{i}/{s.shards}" for s in self.sweeps.values() for i in s.missing)
+
+    def to_json(self) -> dict[str, JSON]:
+        data: dict[str, JSON] = {"cells": _cells_json(self.cells)}
+        if self.sweeps:
+            data["sweeps"] = {key: {"shards": s.shards, "seen": list(s.seen), "cells": _cells_json(s.cells)}
+                              for key, s in self.sweeps.items()}
+        for key in ("shard", "keyword", "markers", "samples"):
+            if getattr(self, key) is not None:
+                data[key] = getattr(self, key)
+        if self.models:
+            data["models"] = list(self.models)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> Selection:
+        sweeps = {}
+        for key, raw in mapping(data.get("sweeps")).items():
+            raw = mapping(raw)
+            shards = count(raw.get("shards")) or 0
+            if 0 < shards <= 1000:
+                seen = raw.get("seen") if isinstance(raw.get("seen"), list) else []
+                sweeps[str(key)] = Sweep(shards, tuple(sorted({i for i in seen if count(i) and i <= shards})),
+                                         _cells_of(raw.get("cells")))
+        return cls(_cells_of(data.get("cells")), sweeps, text(data.get("shard")) or None,
+                   text(data.get("keyword")) or None, text(data.get("markers")) or None,
+                   _texts(data.get("models")), count(data.get("samples")))
+
+
+def _union(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(p for p in PHASES if p in first or p in second)
+
+
+def _cells_json(cells: Mapping[CellId, tuple[str, ...]]) -> list[JSON]:
+    return [{"task": c.task, "model": c.model, "sample": c.sample, "phases": list(phases)}
+            for c, phases in sorted(cells.items(), key=lambda item: (item[0].task, item[0].model, item[0].sample))]
+
+
+def _cells_of(value: JSON) -> dict[CellId, tuple[str, ...]]:
+    items = value if isinstance(value, list) else []
+    cells: dict[CellId, tuple[str, ...]] = {}
+    for item in items:
+        item = mapping(item)
+        task, model = text(item.get("task")), text(item.get("model"))
+        phases = item.get("phases") if isinstance(item.get("phases"), list) else []
+        if task and model:
+            cells[CellId(task, model, count(item.get("sample")) or 0)] = tuple(p for p in PHASES if p in phases)
+    return cells
+
+
+@dataclass(frozen=True)
 class Board:
     """A run's board, or several runs' merged: the cells, the sample groups, the model rows and
     what the run spent."""
@@ -285,6 +395,36 @@ class Board:
     blessed_from: tuple[str, ...] | None = None
     #: The schema the board was written in (a board is only merged with one of this one's).
     schema: int | None = SCHEMA
+    #: What the run (or the runs merged) selected; None on a board from before it was kept.
+    selection: Selection | None = None
+
+    @property
+    def missing(self) -> tuple[tuple[CellId, str], ...]:
+        """The cell phases the board was asked to hold and does not: a shard not merged, a
+        cell a crashed worker never reported."""
+        if self.selection is None:
+            return ()
+        held = {(cell.cell_id, phase) for cell in self.cells for phase in cell.phases}
+        ordered = sorted(self.selection.cells.items(), key=lambda item: (item[0].task, item[0].model, item[0].sample))
+        return tuple((cell, phase) for cell, phases in ordered for phase in phases if (cell, phase) not in held)
+
+    @property
+    def complete(self) -> bool:
+        return not self.interrupted and not self.missing
+
+    @property
+    def incomplete(self) -> str | None:
+        """Why the board does not hold all it was asked to, and what that means for a gate;
+        None when it does."""
+        if self.interrupted:
+            return "the run was interrupted: the board holds only what finished"
+        cells = sorted({cell.path for cell, _ in self.missing})
+        if not cells:
+            return None
+        shards = self.selection.missing_shards if self.selection is not None else ()
+        why = f"shard(s) {', '.join(shards)} not merged" if shards else "never reported"
+        return (f"incomplete: {len(cells)} selected cell(s) missing ({why}; e.g. {cells[0]}); a gate fails it "
+                "against a baseline that has them")
 
     def to_json(self) -> dict[str, JSON]:
         data: dict[str, JSON] = {
@@ -299,6 +439,15 @@ class Board:
             data["interrupted"] = True
         if self.blessed_from is not None:
             data["blessed_from"] = list(self.blessed_from)
+        if self.selection is not None:
+            data["selection"] = self.selection.to_json()
+            # Derived, for readers of the file (a dashboard); read back from the selection.
+            data["complete"] = self.complete
+            missing = self.missing
+            if missing:
+                data["missing"] = {"shards": list(self.selection.missing_shards),
+                                   "cells": [{"task": c.task, "model": c.model, "sample": c.sample, "phase": p}
+                                             for c, p in missing]}
         return data
 
     @classmethod
@@ -314,6 +463,7 @@ class Board:
             count(data.get("scored_cells")), _counts(data.get("left_out")),
             _json_object(data.get("usage")), _tool_runs(data.get("tool_runs")), bool(data.get("interrupted")),
             _texts(blessed) if isinstance(blessed, (list, tuple)) else None, count(data.get("schema")),
+            Selection.from_json(data["selection"]) if isinstance(data.get("selection"), Mapping) else None,
         )
 
 

@@ -12,12 +12,12 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from ..scoring import Cause, phase_of
 from . import board as boards
-from .baseline import COMPOSITE, Baseline, Tolerance, compare, counts_line, regressions
-from .records import Board
+from .baseline import COMPOSITE, Baseline, Tolerance, compare, counts_line, failing
+from .records import Board, Selection
 
 
 #: The exit code of a run in which some model's endpoint answered none of its requests: apart
@@ -64,16 +64,20 @@ class LeaderboardReporter:
         #: Filled at session finish, printed in the summary (board and comparison are made once).
         self.final_board: Board | None = None
         self.baseline_lines: list[str] = []
+        #: What the run selected (handed in at the end: a worker's arrives when it stops).
+        self.selection: Selection | None = None
 
     def add(self, record: dict[str, Any]) -> None:
         self.collector.add(record)
 
     def board(self) -> Board:
         board = boards.build(self.collector.records, self.collector.provenance, self.run_id)
-        return dataclasses.replace(board, tool_runs=dict(self.collector.tools))
+        return dataclasses.replace(board, tool_runs=dict(self.collector.tools), selection=self.selection)
 
-    def finish(self, interrupted: bool) -> bool:
-        """Writes the boards; whether a composite regressed against the baseline."""
+    def finish(self, interrupted: bool, selection: Mapping[str, Any] | None = None) -> bool:
+        """Writes the boards; whether a composite regressed (or a selected cell is missing)
+        against the baseline."""
+        self.selection = Selection.from_json(selection) if selection is not None else None
         board = self.final_board = self.board()
         regressed = self._against_baseline(board)
         if interrupted:
@@ -105,7 +109,7 @@ class LeaderboardReporter:
         changes = [c for c in compare(gate.baseline.board, board, gate.tolerance) if c.kind not in ("gone", "same")]
         # A cell left out for a cause of the benchmark's is listed, never failed: the spec did
         # nothing wrong, and a harness error already fails its item as a pytest error.
-        worse = [c for c in regressions(changes) if c.phase in gate.on]
+        worse = failing(changes, gate.on)
         lines = [f"baseline {gate.baseline.path}: {counts_line(changes)}"]
         lines += [f"  {c.describe(gate.tolerance)}" for c in changes]
         lines += [f"  warning: scored with another toolchain than the baseline ({m})"
@@ -138,9 +142,22 @@ class LeaderboardReporter:
         if board.usage or tools.get("model_requests"):
             lines.append(boards.usage_line(board.usage or {}, tools))
         lines += _best_of_k(board)
+        lines += _shard_line(board)
         lines += [f"wrote {os.path.relpath(path)}" for path in self.collector.written]
         warnings = [line for line, _ in _generation_failures(board)] + self.collector.problems
+        if board.incomplete and not board.interrupted:
+            warnings.append(f"this run's board is {board.incomplete}")
         return [(line, False) for line in lines] + [(f"warning: {p}", True) for p in warnings]
+
+
+def _shard_line(board: Board) -> list[str]:
+    """A shard's run says which share of the sweep its board holds, and how to get the whole."""
+    chosen = board.selection
+    if chosen is None or chosen.shard is None or not chosen.sweeps:
+        return []
+    (sweep,) = chosen.sweeps.values()
+    return [f"shard {chosen.shard}: this board holds {len(chosen.cells)} of the sweep's {len(sweep.cells)} cells; "
+            f"'sysmobench leaderboard merge' of all {sweep.shards} shards' boards is the whole (it names any missing)"]
 
 
 def _generation_failures(board: Board) -> list[tuple[str, bool]]:

@@ -66,6 +66,15 @@ class GeneratedSource:
             missing += sum(1 for sample in range(samples) if not self.store.has(self.client, prompt, sample, first.name))
         return missing
 
+    def reserve(self, task: Task, sample: int) -> Path | None:
+        """Says that the cell's first request is being asked ahead (``AnswerStore.reserve``)."""
+        first = stages(self.method)[0]
+        try:
+            prompt = render(task, first, self.traces_dir, {})
+        except (SourceMissing, MethodError):
+            return None
+        return self.store.reserve(self.client, prompt, sample, first.name)
+
     def _describe(self, stage: str, prompt: str, answer: Answer, cached: bool) -> dict[str, Any]:
         return {
             "stage": stage,
@@ -74,14 +83,16 @@ class GeneratedSource:
             **{k: v for k, v in answer.to_json().items() if k != "text"},
         }
 
-    def conversation(self, task: Task, sample: int) -> tuple[list[tuple[str, str, Answer]], list[dict[str, Any]]]:
-        """Every stage's prompt and answer, earlier answers feeding later prompts."""
+    def conversation(self, task: Task, sample: int, *,
+                     ahead: bool = False) -> tuple[list[tuple[str, str, Answer]], list[dict[str, Any]]]:
+        """Every stage's prompt and answer, earlier answers feeding later prompts (``ahead``:
+        asked for the cell by a sweep asking ahead, which the cell then counts as its own)."""
         earlier: dict[str, str] = {}
         turns: list[tuple[str, str, Answer]] = []
         entries: list[dict[str, Any]] = []
         for stage in stages(self.method):
             prompt = render(task, stage, self.traces_dir, earlier)
-            answer, cached = self.store.answer(self.client, prompt, sample, stage.name)
+            answer, cached = self.store.answer(self.client, prompt, sample, stage.name, ahead=ahead)
             earlier[stage.name] = answer.text
             turns.append((stage.name, prompt, answer))
             entries.append(self._describe(stage.name, prompt, answer, cached))
