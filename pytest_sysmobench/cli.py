@@ -398,12 +398,46 @@ def leaderboard_html(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cache_root(args: argparse.Namespace) -> Path:
+    """The verdict cache a run here uses: --cache, else $SYSMOBENCH_CACHE, else .sysmobench/cache."""
+    from .settings import CACHE_ENV, DEFAULT_OUTPUT
+
+    given = args.cache or os.environ.get(CACHE_ENV)
+    return Path(given).expanduser().resolve() if given else Path(DEFAULT_OUTPUT).resolve() / "cache"
+
+
+def cache_export(args: argparse.Namespace) -> int:
+    from .cache_transfer import ArchiveError, export
+
+    root = _cache_root(args)
+    try:
+        count = export(root, Path(args.archive))
+    except (ArchiveError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"exported {count} verdict(s) from {root} to {args.archive}")
+    return 0
+
+
+def cache_import(args: argparse.Namespace) -> int:
+    from .cache_transfer import ArchiveError, import_
+
+    root = _cache_root(args)
+    try:
+        imported = import_(root, Path(args.archive))
+    except (ArchiveError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(imported.line(root))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sysmobench", description=(
         "pytest-sysmobench's command line: check the toolchain (doctor), list the tasks (tasks) and what P4 "
         "checks of one (templates), print a generation prompt (prompt), capture or check traces of the real "
-        "systems (traces), check a spec's P1 and P2 (check), repair a spec's mechanical faults (repair), and bless, compare, merge or render "
-        "leaderboards (leaderboard). Scoring itself "
+        "systems (traces), check a spec's P1 and P2 (check), repair a spec's mechanical faults (repair), bless, compare, merge or render "
+        "leaderboards (leaderboard), and carry the verdict cache between machines (cache). Scoring itself "
         "runs under pytest: pytest benchmarks."))
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("doctor", help="say which Java and jar are used and whether a check runs").set_defaults(run=doctor)
@@ -472,6 +506,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     page.add_argument("source", nargs="?", default=".sysmobench", help="leaderboard.json, a run folder or an output folder")
     page.add_argument("--out", default=None, help="where the page goes (default: beside the board)")
     page.set_defaults(run=leaderboard_html)
+    caching = commands.add_parser("cache", help="carry the SANY/TLC verdict cache to another machine (export, import)")
+    cache_commands = caching.add_subparsers(dest="cache_command", required=True)
+    for name, run, text in (("export", cache_export, "write the verdict cache to a .tar.gz"),
+                            ("import", cache_import, "add a .tar.gz's verdicts to the cache (never overwrites)")):
+        sub = cache_commands.add_parser(name, help=text)
+        sub.add_argument("archive", help="the .tar.gz")
+        sub.add_argument("--cache", default=None, help="the cache folder (default: $SYSMOBENCH_CACHE, else "
+                                                       ".sysmobench/cache)")
+        sub.set_defaults(run=run)
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))
