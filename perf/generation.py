@@ -8,11 +8,21 @@ prints figures, never a timed assertion).
    server saw, prompts per second.
 2. Warm: the same command again: wall time and requests (must be 0: everything is stored).
 3. An answer-store hit, measured in process: the cost of not asking.
+4. A sweep asking ahead: 16 samples of one cell at a fixed server latency, generation only
+   (``-m p1`` with the verdict cache on, so scoring is one SANY run), with one request in flight
+   (``--sysmobench-max-connections 0``: each cell asks when it runs) against 16: seconds and
+   the ratio.
+5. A sweep's wall time against its bound, ``latency x ceil(requests / connections) + scoring``,
+   where scoring is the same run's P1 and P2 (no verdict cache: every sample checked) with every
+   answer stored, on the same ``-n``.
+
+    python perf/generation.py --only sweep --latency 3   # parts 4 and 5 at 3 s per answer
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shutil
 import statistics
@@ -105,13 +115,57 @@ def store_hit_cost(repeat: int) -> None:
               f"hit {statistics.median(hits) * 1000:.2f} ms median of {repeat}; server saw {server.count() - 1} request(s) after the warm-up")
 
 
+def _sweep(work: Path, samples: int, *extra: str) -> float:
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "pytest", "benchmarks", "-p", "no:cacheprovider", "-q",
+                           "--sysmobench-models", "tiny", "--sysmobench-samples", str(samples), *extra],
+                          cwd=work, check=False, capture_output=True, env={**os.environ, "SYSMO_BENCH_KEY": "sk-local"})
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"pytest exited {done.returncode}:\n{done.stdout.decode()[-2000:]}")
+    return time.perf_counter() - started
+
+
+def sweeps(samples: int, latency: float, workers: str) -> None:
+    """Parts 4 and 5: the same cells asked one at a time and many at once."""
+    with LocalModelServer() as server, tempfile.TemporaryDirectory() as tmp:
+        answer = _answer("spin")
+        server.respond(lambda body: Reply.delay(latency, Reply.text(answer)))
+        work = _bench_dir(Path(tmp), server)
+        times = {}
+        for connections in (0, samples):
+            shutil.rmtree(work / ".sysmobench", ignore_errors=True)
+            before = server.count()
+            times[connections] = _sweep(work, samples, "-k", "spin", "-m", "p1", "-n", "0",
+                                        "--sysmobench-max-connections", str(connections))
+            assert server.count() - before == samples, "every sample asked once"
+        print(f"generation, {samples} samples of spin at {latency:.2f} s per answer, one process: one request "
+              f"in flight {times[0]:.1f} s, {samples} in flight {times[samples]:.1f} s: "
+              f"{times[0] / times[samples]:.1f}x faster")
+        connections = 4
+        shutil.rmtree(work / ".sysmobench", ignore_errors=True)
+        args = ("-k", "spin", "-m", "p1 or p2", "-n", workers, "--sysmobench-no-cache",
+                "--sysmobench-max-connections", str(connections))
+        wall = _sweep(work, samples, *args)
+        scoring = _sweep(work, samples, *args)  # every answer stored now: what is left is the tools' work
+        bound = latency * math.ceil(samples / connections) + scoring
+        print(f"sweep, {samples} cells (P1+P2, no verdict cache) at {latency:.2f} s per answer, {connections} "
+              f"connections, -n {workers}: {wall:.1f} s wall; bound latency x ceil({samples}/{connections}) + "
+              f"scoring {scoring:.1f} s = {bound:.1f} s; wall/bound {wall / bound:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--only", choices=("store", "plugin", "sweep"), default=None)
+    parser.add_argument("-n", dest="workers", default="2", help="xdist workers for the sweeps (default 2)")
     args = parser.parse_args()
-    store_hit_cost(50)
-    plugin_runs(args.samples, args.latency)
+    if args.only in (None, "store"):
+        store_hit_cost(50)
+    if args.only in (None, "plugin"):
+        plugin_runs(args.samples, args.latency)
+    if args.only in (None, "sweep"):
+        sweeps(16, max(args.latency, 1.0) if args.only is None else args.latency, args.workers)
 
 
 if __name__ == "__main__":

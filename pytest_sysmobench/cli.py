@@ -406,29 +406,20 @@ def _cache_root(args: argparse.Namespace) -> Path:
     return Path(given).expanduser().resolve() if given else Path(DEFAULT_OUTPUT).resolve() / "cache"
 
 
-def cache_export(args: argparse.Namespace) -> int:
-    from .cache_transfer import ArchiveError, export
+def cache_transfer(args: argparse.Namespace) -> int:
+    """``sysmobench cache export|import ARCHIVE``."""
+    from .cache_transfer import ArchiveError, export, import_
 
     root = _cache_root(args)
     try:
-        count = export(root, Path(args.archive))
+        if args.cache_command == "export":
+            line = f"exported {export(root, Path(args.archive))} verdict(s) from {root} to {args.archive}"
+        else:
+            line = import_(root, Path(args.archive)).line(root)
     except (ArchiveError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"exported {count} verdict(s) from {root} to {args.archive}")
-    return 0
-
-
-def cache_import(args: argparse.Namespace) -> int:
-    from .cache_transfer import ArchiveError, import_
-
-    root = _cache_root(args)
-    try:
-        imported = import_(root, Path(args.archive))
-    except (ArchiveError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(imported.line(root))
+    print(line)
     return 0
 
 
@@ -508,13 +499,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     page.set_defaults(run=leaderboard_html)
     caching = commands.add_parser("cache", help="carry the SANY/TLC verdict cache to another machine (export, import)")
     cache_commands = caching.add_subparsers(dest="cache_command", required=True)
-    for name, run, text in (("export", cache_export, "write the verdict cache to a .tar.gz"),
-                            ("import", cache_import, "add a .tar.gz's verdicts to the cache (never overwrites)")):
+    for name, text in (("export", "write the verdict cache to a .tar.gz"),
+                       ("import", "add a .tar.gz's verdicts to the cache (never overwrites)")):
         sub = cache_commands.add_parser(name, help=text)
         sub.add_argument("archive", help="the .tar.gz")
         sub.add_argument("--cache", default=None, help="the cache folder (default: $SYSMOBENCH_CACHE, else "
                                                        ".sysmobench/cache)")
-        sub.set_defaults(run=run)
+        sub.set_defaults(run=cache_transfer)
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))

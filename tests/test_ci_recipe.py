@@ -12,7 +12,6 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from projects import ROOT, benchmark_project
 
