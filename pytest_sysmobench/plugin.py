@@ -207,6 +207,10 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(_XdistHooks(), "sysmobench-xdist")
     config.stash[gate_key] = _gate(config)
     config.stash[shard_key] = _shard(config)
+    connections = config.getoption("sysmobench_max_connections", DEFAULT_MAX_CONNECTIONS)
+    if connections is None or not 0 <= connections <= 256:
+        raise pytest.UsageError(f"--sysmobench-max-connections {connections}: expected 0 (each cell asks when it "
+                                "runs) to 256")
     if _explicitly_used(config):
         _state(config)
 
@@ -261,12 +265,8 @@ def _distributed(config: pytest.Config) -> bool:
 
 
 def _ask_ahead(config: pytest.Config, cells: list[Any]) -> None:
-    if prefetch_key in config.stash:
-        return
-    connections = config.getoption("sysmobench_max_connections")
-    if connections is None or not 0 <= connections <= 256:
-        raise pytest.UsageError(f"--sysmobench-max-connections {connections}: expected 0 to 256")
-    config.stash[prefetch_key] = _state(config).asking_ahead(cells, connections)
+    if prefetch_key not in config.stash:
+        config.stash[prefetch_key] = _state(config).asking_ahead(cells, config.getoption("sysmobench_max_connections"))
 
 
 def _case_of(item: pytest.Item) -> PhaseCase | None:

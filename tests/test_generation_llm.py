@@ -381,6 +381,9 @@ def test_a_sweep_keeps_many_requests_in_flight_and_asks_each_once(bench: pytest.
     serial.assert_outcomes(passed=8)
     assert model_server.count("tiny") == 16  # refreshed: asked once more each, by the cells, one at a time
     assert _most_in_flight(model_server, 0.6) >= 2  # (the first run's)
+    bad = bench.runpytest_subprocess(*args, "--sysmobench-max-connections", "-1")
+    assert bad.ret == 4
+    bad.stderr.fnmatch_lines(["*--sysmobench-max-connections -1: expected 0 (each cell asks when it runs) to 256*"])
 
 
 def test_an_interrupted_sweep_resumes_asking_only_what_is_missing(bench: pytest.Pytester,
@@ -392,7 +395,9 @@ def test_an_interrupted_sweep_resumes_asking_only_what_is_missing(bench: pytest.
     model_server.respond(lambda body: Reply.delay(0.5, Reply.text(GOOD)))
     args = [sys.executable, "-m", "pytest", "benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny",
             "--sysmobench-samples", "12", "-m", "p1", "--sysmobench-max-connections", "2"]
-    first = subprocess.Popen(args, cwd=bench.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    # Under xdist the worker ignores SIGINT, and a child would inherit that: give it the default back.
+    first = subprocess.Popen(args, cwd=bench.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while model_server.count("tiny") < 5 and time.monotonic() < deadline:
         time.sleep(0.05)
