@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from .llm import GenerationError
-from .prompts import MethodError, SourceMissing
 from .sources import GeneratedSource
 from .tasks import Task
 
@@ -136,9 +134,7 @@ class Prefetcher:
             fresh = [e for e in entries if not e["cached"]]
             requests, cost = len(fresh), sum(e.get("cost_usd") or 0.0 for e in fresh)
             outcome = "done" if fresh else "stored"
-        except (GenerationError, SourceMissing, MethodError):
-            pass  # the cell reads the failure (the store's note, or its own prompt error) and says why
-        except Exception:  # noqa: BLE001 - a thread must not die silently: the cell asks again and says why
+        except Exception:  # noqa: BLE001 - the cell reads the failure (the store's note) or meets it itself, and says why
             pass
         finally:
             self._release(job)
