@@ -176,3 +176,58 @@ def test_reading_a_premise_never_raises(text: str) -> None:
     found = premise(f"T == {text}")
     assert found is None or isinstance(found, str)
     assert isinstance(referenced_names(text), frozenset)
+
+
+TOGETHER_CASES = [(task, mutant) for task in ("spin", "mutex", "dqueue")
+                  for mutant in [None, *(m.name for m in load_task(ROOT / "tasks" / task).mutants if m.phase == "conformance")]]
+
+
+@pytest.mark.parametrize("task, mutant", TOGETHER_CASES, ids=[f"{t}-{m or 'reference'}" for t, m in TOGETHER_CASES])
+def test_every_actions_windows_checked_in_one_run_give_each_actions_own_verdict(
+        task: str, mutant: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """P3 checks the windows of every action in one TLC run; the verdict, the windows accepted
+    and the first failing window (with the closest step) are what each action's run of its own
+    gives."""
+    from pytest_sysmobench.phases import conformance
+    from pytest_sysmobench.sources import MutantSource, ReferenceSource
+
+    source = MutantSource(mutant) if mutant else ReferenceSource()
+    results = []
+    for alone in (False, True):
+        if alone:
+            monkeypatch.setattr(conformance, "_check_together",
+                                lambda ctx, codec, config, screened: [conformance._check_alone(ctx, codec, config, s)
+                                                                      for s in screened])
+        with Scorer(tmp_path / f"out{int(alone)}", traces_dir=ROOT / "data" / "traces") as scorer:
+            results.append(scorer.cell(load_task(ROOT / "tasks" / task), source).result("conformance"))
+            jobs = sorted(p.name for p in scorer.cell(load_task(ROOT / "tasks" / task), source).run_dir.glob("conformance/windows*"))
+        assert jobs == (sorted(f"windows-{a}" for a in results[-1].details["actions"]) if alone else ["windows"])
+    together, alone_result = results
+    assert (together.status, together.score, together.reason) == (alone_result.status, alone_result.score, alone_result.reason)
+    assert together.details["actions"] == alone_result.details["actions"]
+    assert (together.status is Status.PASSED) is (mutant is None)
+
+
+def test_an_error_in_one_actions_step_leaves_the_others_to_their_own_runs(tmp_path: Path) -> None:
+    """One run for every action ends at the first error; each action is then checked alone, so
+    the error fails only the action it is in."""
+    from pytest_sysmobench.sources import ReplaySource
+
+    reference = ROOT / "tasks" / "spin" / "reference"
+    mapping = (reference / "mapping.yaml").read_text()
+    broken = mapping.replace("TryLock: {action: TryLock}", "TryLock: {action: TryLock, args: ['1 + \"one\"']}")
+    assert broken != mapping
+    folder = tmp_path / "specs" / "spin"
+    folder.mkdir(parents=True)
+    for name in ("Spin.tla", "Spin.cfg"):
+        (folder / name).write_text((reference / name).read_text())
+    (folder / "mapping.yaml").write_text(broken)
+    with Scorer(tmp_path / "out", traces_dir=ROOT / "data" / "traces") as scorer:
+        cell = scorer.cell(load_task(ROOT / "tasks" / "spin"), ReplaySource(tmp_path / "specs"))
+        result = cell.result("conformance")
+        jobs = sorted(p.name for p in cell.run_dir.glob("conformance/windows*"))
+    actions = result.details["actions"]
+    assert result.status is Status.FAILED, result.reason
+    assert [a for a, d in actions.items() if d["score"] < 1.0] == ["TryLock"], result.reason
+    assert "its mapped step cannot be checked" in actions["TryLock"]["error"]
+    assert jobs == ["windows", *sorted(f"windows-{a}" for a in actions)]

@@ -100,7 +100,7 @@ def test_p3_windows_the_safety_net_cuts_off_fail_with_the_reason(tmp_path: Path,
 
     def stopped_early(ctx, job, *args, **kwargs):  # noqa: ANN001, ANN202
         result = real(ctx, job, *args, **kwargs)
-        if job.startswith("windows-"):
+        if job.startswith("windows"):  # the run of every action together, and each alone
             return dataclasses.replace(result, verdict=Verdict.INCOMPLETE, print_lines=[])
         return result
 

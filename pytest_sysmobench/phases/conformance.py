@@ -3,9 +3,12 @@
 Windows are cut from traces of the running system.  A window passes if the spec, started in
 a spec state that the mapping gives for the window's pre-state, takes a step of the mapped
 action (with up to the mapping's internal steps around it) that reaches a spec state whose
-canonical reading is the post-state.  All windows of an action are checked in one TLC run: Init
-ranges over window ids, and each window that conforms prints its id behind a mark that only
-this installation can write (the spec cannot forge it).  Identical windows are checked once.
+canonical reading is the post-state.  The windows of every action are checked in one TLC run:
+Init ranges over window ids, a window takes only its own action's steps, and each window that
+conforms prints its id behind a mark that only this installation can write (the spec cannot
+forge it).  That run decides only when it finishes within its work bound without an error;
+otherwise each action's windows are checked in a run of their own, so that one action's error
+or branching decides nothing about another's.  Identical windows are checked once.
 Per action the score is 1 iff all its windows pass; P3 is the mean over the actions that have
 windows.
 
@@ -56,25 +59,65 @@ def window_module(ctx: CellContext, codec: Codec, name: str, action: str, window
     action (with the internal steps its mapping allows) reaches the window's post-state.  With
     ``nearest``, every step of the action is taken instead, and each prints what it shows wrong
     (``NEAREST``), so that a failing window can say where the spec's closest step differs."""
+    defs, choice, late_print = _action_step(ctx, codec, action, len(windows[0].args), nearest)
+    body = "\n".join(codec.definitions() + defs + _spec_next(ctx)) + _windows_variables(codec, windows) + f"""
+SysmoPostOk ==
+        /\\ {conj(codec.bind("SysmoPost[sysmo_w]", True, "SysmoPre[sysmo_w]"), "        ")}{_nearest_definitions(codec) if nearest else ""}
+SysmoNext ==
+    /\\ sysmo_k' = sysmo_k + 1
+    /\\ UNCHANGED sysmo_w
+    /\\ \\/ {choice}{late_print}"""
+    return check_module(ctx, name, body, codec)
+
+
+def together_module(ctx: CellContext, codec: Codec, name: str, actions: Sequence[tuple[str, Sequence[Window]]]) -> CheckModule:
+    """The windows of several actions in one run: a window's steps are those of its own action
+    (``SysmoAct``), so each window is checked exactly as in its action's own module, and the run
+    costs one start of TLC instead of one per action."""
+    defs = _spec_next(ctx)
+    branches: list[str] = []
+    owner: list[str] = []
+    every: list[Window] = []
+    for k, (action, windows) in enumerate(actions, start=1):
+        action_defs, choice, late_print = _action_step(ctx, codec, action, len(windows[0].args), tag=f"{k}_")
+        defs += action_defs
+        branches.append(f"SysmoAction_{k} ==\n    /\\ \\/ {choice}{late_print}")
+        owner += [str(k)] * len(windows)
+        every += windows
+    dispatch = "\n       ".join(f"\\/ SysmoAct[sysmo_w] = {k} /\\ SysmoAction_{k}" for k in range(1, len(actions) + 1))
+    body = "\n".join(codec.definitions() + defs) + _windows_variables(codec, every) + f"""
+SysmoAct == <<{", ".join(owner)}>>
+SysmoPostOk ==
+        /\\ {conj(codec.bind("SysmoPost[sysmo_w]", True, "SysmoPre[sysmo_w]"), "        ")}
+""" + "\n".join(branches) + f"""
+SysmoNext ==
+    /\\ sysmo_k' = sysmo_k + 1
+    /\\ UNCHANGED sysmo_w
+    /\\ {dispatch}"""
+    return check_module(ctx, name, body, codec)
+
+
+def _action_step(ctx: CellContext, codec: Codec, action: str, arity: int, nearest: bool = False,
+                 tag: str = "") -> tuple[list[str], str, str]:
+    """An action's mapped step from window ``sysmo_w``'s pre-state, with the internal steps its
+    mapping allows around it: the definitions it needs, its branches, and the print that follows
+    them when internal steps come after the action."""
     amap = codec.mapping.action(action)
     params = next((a.params for a in ctx.task.vocabulary.actions if a.name == action), ())
-    arity = len(windows[0].args)
     args = [f"SysmoArgs[sysmo_w][{k}]" for k in range(1, arity + 1)]
-    defs = codec.definitions()
+    defs: list[str] = []
     steps = []
     for k, call in enumerate(amap.calls):
         if call.args is None and not call.exists:
             steps.append(call.action + (f"({', '.join(args)})" if args else ""))
         else:
-            defs.append(call_definition(f"SysmoStep_{k}", call, params[:arity]))
-            steps.append(f"SysmoStep_{k}({', '.join(['SysmoPre[sysmo_w].' + CANON, *args])})")
+            defs.append(call_definition(f"SysmoStep_{tag}{k}", call, params[:arity]))
+            steps.append(f"SysmoStep_{tag}{k}({', '.join(['SysmoPre[sysmo_w].' + CANON, *args])})")
     pre = "SysmoPre[sysmo_w]"
-    post_ok = conj(codec.bind("SysmoPost[sysmo_w]", True, "SysmoPre[sysmo_w]"), "        ")
     internal = " \\/ ".join(f"SysmoInternal_{k}({pre}.{CANON})" for k in range(len(codec.mapping.internal)))
     step = " \\/ ".join(steps)
     spec_next = ctx.next_action()
     if spec_next is not None:  # a step of the mapped action that is no step of the spec does not count
-        defs.append(f"SysmoSpecNext ==\n    {spec_next}")
         step = f"({step}) /\\ SysmoSpecNext"
         internal = f"({internal}) /\\ SysmoSpecNext" if internal else internal
     reached = ("" if amap.after else """
@@ -91,7 +134,17 @@ def window_module(ctx: CellContext, codec: Codec, name: str, action: str, window
     choice = "\n       \\/ ".join(branches)
     late_print = """
     /\\ IF sysmo_main' /\\ SysmoPostOk THEN PrintT(<<"SYSMO_MARK", sysmo_w>>) ELSE TRUE""" if amap.after else ""
-    body = "\n".join(defs) + f"""
+    return defs, choice, late_print
+
+
+def _spec_next(ctx: CellContext) -> list[str]:
+    spec_next = ctx.next_action()
+    return [] if spec_next is None else [f"SysmoSpecNext ==\n    {spec_next}"]
+
+
+def _windows_variables(codec: Codec, windows: Sequence[Window]) -> str:
+    """The windows as constants, and the start of a check at window ``sysmo_w``'s pre-state."""
+    return f"""
 VARIABLES sysmo_w, sysmo_k, sysmo_main
 SysmoArgs == {tla_tuple(["<<" + ", ".join(tla_literal(a, codec.shared) for a in w.args) + ">>" for w in windows])}
 SysmoPre == {tla_tuple([codec.record(w.pre) for w in windows])}
@@ -100,14 +153,7 @@ SysmoInit ==
     /\\ sysmo_w \\in 1..{len(windows)}
     /\\ sysmo_k = 0
     /\\ sysmo_main = FALSE
-    /\\ {conj(codec.bind(pre, False))}
-SysmoPostOk ==
-        /\\ {post_ok}{_nearest_definitions(codec) if nearest else ""}
-SysmoNext ==
-    /\\ sysmo_k' = sysmo_k + 1
-    /\\ UNCHANGED sysmo_w
-    /\\ \\/ {choice}{late_print}"""
-    return check_module(ctx, name, body, codec)
+    /\\ {conj(codec.bind("SysmoPre[sysmo_w]", False))}"""
 
 
 def _nearest_definitions(codec: Codec) -> str:
@@ -233,7 +279,18 @@ def _failed_action(action: str, windows: list[Window], why: str) -> _ActionOutco
     return _ActionOutcome(action, len(windows), 0, why, windows[0].describe() if windows else "")
 
 
-def _check_action(ctx: CellContext, codec: Codec, config: Config, action: str, windows: list[Window]) -> _ActionOutcome:
+@dataclass
+class _Screened:
+    """An action's windows before any is checked: the outcome so far, the windows its spec could
+    show (``shown``), and the distinct ones among them, which a TLC run checks."""
+
+    outcome: _ActionOutcome
+    windows: list[Window]
+    shown: list[Window]
+    distinct: list[Window]
+
+
+def _screen(ctx: CellContext, codec: Codec, action: str, windows: list[Window]) -> _Screened | _ActionOutcome:
     why = ctx.missing_actions(codec.mapping).get(action)
     if why is not None:
         return _failed_action(action, windows, f"the spec has no action for {action} ({why})")
@@ -257,14 +314,21 @@ def _check_action(ctx: CellContext, codec: Codec, config: Config, action: str, w
                          if not outcome.unmodelled_changes else
                          "every window changes a variable the mapping leaves unmodelled: the spec cannot show these steps")
         return outcome
+    return _Screened(outcome, windows, shown, distinct)
+
+
+def _check_alone(ctx: CellContext, codec: Codec, config: Config, screened: _Screened) -> _ActionOutcome:
+    """One action's windows in a run of their own: what a run of several actions together
+    could not settle (it ended early or in an error) is judged as each action alone gives it."""
+    outcome, distinct = screened.outcome, screened.distinct
+    action = outcome.action
     module = window_module(ctx, codec, f"{ctx.module}_SysmoWin_{action}", action, distinct)
     result = run_check(ctx, f"windows-{action}", module, config, "SysmoInit", "SysmoNext")
     fault = mapping_fault(result, module, action)
     if fault is not None:
-        return _failed_action(action, windows, f"its mapped step cannot be checked: {fault}")
+        return _failed_action(action, screened.windows, f"its mapped step cannot be checked: {fault}")
     ok_ids = marked_ids(result, module.mark)
     ok_keys = {distinct[i - 1].key() for i in ok_ids if 0 < i <= len(distinct)}
-    outcome.passed = sum(1 for w in shown if w.key() in ok_keys)
     if _work.bound_reached(result, module.mark) and len(ok_keys) < len(distinct):
         outcome.error = (f"{len(distinct) - len(ok_keys)} of {len(distinct)} distinct windows not accepted within "
                          f"the work bound of {ctx.task.conformance.generated:,} generated states (the task's "
@@ -275,11 +339,47 @@ def _check_action(ctx: CellContext, codec: Codec, config: Config, action: str, w
                          + _work.charged_stop(ctx, "TLC", BUDGET_S, ctx.candidate.tla or ""))
     elif result.verdict is not Verdict.OK and result.verdict not in UNFINISHED:
         outcome.error = result.summary()
-    failing = next((w for w in shown if w.key() not in ok_keys), None)
+    return _settled(ctx, codec, config, screened, ok_keys, finished=result.verdict is Verdict.OK)
+
+
+def _settled(ctx: CellContext, codec: Codec, config: Config, screened: _Screened, ok_keys: set[str],
+             finished: bool) -> _ActionOutcome:
+    """The action's outcome once its accepted windows are known; the first failing window says
+    where the spec's closest step differs, when the run that checked it finished."""
+    outcome = screened.outcome
+    outcome.passed = sum(1 for w in screened.shown if w.key() in ok_keys)
+    failing = next((w for w in screened.shown if w.key() not in ok_keys), None)
     if failing is not None and not outcome.first_failure:
-        nearest = _nearest_step(ctx, codec, config, action, failing) if result.verdict is Verdict.OK else ""
+        nearest = _nearest_step(ctx, codec, config, outcome.action, failing) if finished else ""
         outcome.first_failure = failing.describe(nearest)
     return outcome
+
+
+def _check_together(ctx: CellContext, codec: Codec, config: Config, screened: list[_Screened]) -> list[_ActionOutcome]:
+    """Every action's windows in one TLC run; its verdict stands only when the run finished
+    within its work bound without an error, where each action's own run would have finished
+    too, exploring a part of these states, and accepted the same windows.  Otherwise each
+    action is checked alone, as its own run decides it (a bound reached or an error in one
+    action must not decide another's windows)."""
+    module = together_module(ctx, codec, f"{ctx.module}_SysmoWin", [(s.outcome.action, s.distinct) for s in screened])
+    result = run_check(ctx, "windows", module, config, "SysmoInit", "SysmoNext")
+    if result.verdict is not Verdict.OK or _work.bound_reached(result, module.mark) \
+            or mapping_fault(result, module) is not None:
+        return [_check_alone(ctx, codec, config, s) for s in screened]
+    every = [w for s in screened for w in s.distinct]
+    ok_keys = {every[i - 1].key() for i in marked_ids(result, module.mark) if 0 < i <= len(every)}
+    return [_settled(ctx, codec, config, s, ok_keys, finished=True) for s in screened]
+
+
+def _check_actions(ctx: CellContext, codec: Codec, config: Config, windows: dict[str, list[Window]],
+                   targets: Sequence[str]) -> list[_ActionOutcome]:
+    screened = {action: _screen(ctx, codec, action, windows[action]) for action in targets}
+    checked = [s for s in screened.values() if isinstance(s, _Screened)]
+    if len(checked) > 1:
+        done = {o.action: o for o in _check_together(ctx, codec, config, checked)}
+    else:
+        done = {s.outcome.action: _check_alone(ctx, codec, config, s) for s in checked}
+    return [done[a] if isinstance(s, _Screened) else s for a, s in screened.items()]
 
 
 def _check_traces(ctx: CellContext, codec: Codec, config: Config, traces: Sequence[Trace]) -> list[dict[str, Any]]:
@@ -340,7 +440,7 @@ def check_conformance(ctx: CellContext) -> PhaseResult:
         for window in trace.windows():
             windows.setdefault(window.action, []).append(window)
     targets = [a for a in (ctx.task.target_actions or tuple(windows)) if windows.get(a)]
-    outcomes = [_check_action(ctx, codec, config, action, windows[action]) for action in targets]
+    outcomes = _check_actions(ctx, codec, config, windows, targets)
     whole = _check_traces(ctx, codec, config, corpus.traces)
     return _verdict(outcomes, whole, corpus, codec)
 
