@@ -252,16 +252,18 @@ def work_files(ctx: CellContext) -> dict[str, str]:
     return {f"{work_module_name(ctx)}.tla": _work.bound_module(work_module_name(ctx))}
 
 
-def check_module(ctx: CellContext, name: str, body: str, codec: Codec | None = None) -> CheckModule:
+def check_module(ctx: CellContext, name: str, body: str, codec: Codec | None = None,
+                 generated: int | None = None) -> CheckModule:
     """The module with its verdict mark: keyed by everything it checks, so cacheable.  Its
-    work bound (``SysmoWorkBound``, the task's ``phases.conformance.generated``) ends a check
-    by work, never by the machine's speed.  A body with states the ``codec`` wrote gets the
-    values they name."""
+    work bound (``SysmoWorkBound``: ``generated`` states, by default the task's
+    ``phases.conformance.generated``) ends a check by work, never by the machine's speed.  A
+    body with states the ``codec`` wrote gets the values they name."""
     if codec is not None:
         body = "\n".join([*codec.shared.definitions(body), body])
-    mark = ctx.toolchain.cache.mark(name, body, ctx.spec_files(), ctx.task.conformance.generated)
+    generated = ctx.task.conformance.generated if generated is None else generated
+    mark = ctx.toolchain.cache.mark(name, body, ctx.spec_files(), generated)
     bound = (f"\n{_work.instance_lines(work_module_name(ctx))}\n"
-             f'SysmoWorkBound == SysmoWork!Within({ctx.task.conformance.generated}, "{mark}")')
+             f'SysmoWorkBound == SysmoWork!Within({generated}, "{mark}")')
     needed = ("TLC", "Naturals", "FiniteSets") if ORDERED_NAME in body else ("TLC",)
     text = modules.module(name, body.replace("SYSMO_MARK", mark) + bound, ctx.mapping_extends(*needed))
     return CheckModule(name, text, mark)

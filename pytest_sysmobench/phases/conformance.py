@@ -73,7 +73,9 @@ SysmoNext ==
 def together_module(ctx: CellContext, codec: Codec, name: str, actions: Sequence[tuple[str, Sequence[Window]]]) -> CheckModule:
     """The windows of several actions in one run: a window's steps are those of its own action
     (``SysmoAct``), so each window is checked exactly as in its action's own module, and the run
-    costs one start of TLC instead of one per action."""
+    costs one start of TLC instead of one per action.  Its work bound is one action's share of
+    the task's: past it, each action's own run decides (a spec whose steps branch that much
+    pays for at most one share more)."""
     defs = _spec_next(ctx)
     branches: list[str] = []
     owner: list[str] = []
@@ -94,7 +96,7 @@ SysmoNext ==
     /\\ sysmo_k' = sysmo_k + 1
     /\\ UNCHANGED sysmo_w
     /\\ {dispatch}"""
-    return check_module(ctx, name, body, codec)
+    return check_module(ctx, name, body, codec, generated=max(1, ctx.task.conformance.generated // len(actions)))
 
 
 def _action_step(ctx: CellContext, codec: Codec, action: str, arity: int, nearest: bool = False,
