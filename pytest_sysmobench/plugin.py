@@ -312,7 +312,7 @@ def _state(config: pytest.Config) -> BenchmarkSession:
         from .session import BenchmarkSession
 
         state = BenchmarkSession.start(_options(config), config.stash[run_id_key])
-        problems = state.usage_problems()
+        problems = state.usage_problems(routes=not (hasattr(config, "workerinput") and _explicitly_used(config)))
         if problems:
             raise pytest.UsageError("sysmobench: " + "\n  ".join(problems))
         config.stash[session_key] = state

@@ -256,10 +256,11 @@ class BenchmarkSession:
     def run_root(self) -> Path:
         return self.scorer.run_root
 
-    def usage_problems(self) -> list[str]:
+    def usage_problems(self, routes: bool = True) -> list[str]:
         """What makes the session's own request wrong (a typo must not pass as a skip): unknown
         or unroutable models, a mutant no task has, a replay folder with no spec for any task,
-        two sources under one label."""
+        two sources under one label.  Without ``routes``, models are not put to litellm (whose
+        import costs seconds): for an xdist worker whose controller did it with the same options."""
         problems = [f"{entry}: {error}" for entry, error in self.source_errors.items()]
         problems += [self.repair_error] if self.repair_error else []
         labels = [resolved for resolved in self.labels]
@@ -275,7 +276,7 @@ class BenchmarkSession:
                     (source.directory / t.name / f"{t.module}.tla").is_file() for t in tasks):
                 wanted = ", ".join(f"{t.name}/{t.module}.tla" for t in tasks)
                 problems.append(f"{name}: {source.directory} holds no spec for any task (expected one of {wanted})")
-            if isinstance(source, GeneratedSource):
+            if isinstance(source, GeneratedSource) and routes:
                 unroutable = source.route_problem()
                 if unroutable:
                     problems.append(f"{name}: {unroutable}")
