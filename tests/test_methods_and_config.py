@@ -231,3 +231,22 @@ def test_a_local_openai_compatible_server_needs_no_key(monkeypatch: pytest.Monke
     monkeypatch.setenv("OPENAI_API_KEY", "sk-real")
     assert "api_key" not in local.request_kwargs(), "a real key in the environment is litellm's to use"
     assert "api_key" not in ModelConfig("gpt", "openai/gpt-5").request_kwargs()
+
+
+def test_a_route_under_a_known_provider_is_what_litellm_routes_and_needs_no_litellm() -> None:
+    """The routes the benchmark accepts without importing litellm are exactly ones litellm
+    routes to their provider; an unknown one is still put to litellm."""
+    import subprocess
+    import sys
+
+    from pytest_sysmobench.llm import ROUTED_PROVIDERS, ModelConfig, _litellm, route_problem
+
+    litellm = _litellm()
+    for provider in sorted(ROUTED_PROVIDERS):
+        assert litellm.get_llm_provider(model=f"{provider}/some-model")[1] == provider
+        assert route_problem(ModelConfig(name="m", route=f"{provider}/some-model")) is None
+    assert "cannot route model id 'gpt-9000'" in (route_problem(ModelConfig(name="m", route="gpt-9000")) or "")
+    probe = ("import sys; from pytest_sysmobench.llm import ModelConfig, route_problem; "
+             "assert route_problem(ModelConfig(name='m', route='openai/gpt-5')) is None; print('litellm' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "False", done.stderr
