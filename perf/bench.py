@@ -23,6 +23,8 @@
 9. Mechanical repair, per cell: references broken in one way each (a Python-ism, a missing
    EXTENDS, a name in the wrong case, an action that leaves a variable unassigned) repaired
    cold, and again with the verdict cache: seconds and SANY/TLC/XML runs.
+10. P3's window checks of each task's reference: the windows of every action in one TLC run
+   against one run per action (no cache; runs and the jobs' own seconds).
 
     python perf/bench.py --only 7     # one part
 """
@@ -323,10 +325,38 @@ def repair_cost(work: Path) -> None:
         print(f"     {task_name + ' ' + rule:<16} {status:<12} {cold:6.1f} s {cold_runs:5d} {warm:6.2f} s {warm_runs:5d}")
 
 
+def window_runs(work: Path) -> None:
+    """P3's window checks, every action together against each alone, per task's reference."""
+    from pytest_sysmobench.phases import conformance
+
+    together = conformance._check_together
+    print("10.  P3 window checks: every action in one TLC run against one run per action (no cache)")
+    print(f"     {'task':<11} {'together':>16} {'one per action':>18} {'ratio':>6}")
+    totals = [0.0, 0.0]
+    for task in sorted(load_tasks(ROOT / "tasks").tasks, key=lambda t: t.name):
+        row = []
+        for k, alone in enumerate((False, True)):
+            conformance._check_together = (lambda ctx, codec, config, screened: [
+                conformance._check_alone(ctx, codec, config, s) for s in screened]) if alone else together
+            try:
+                with Scorer(work / f"windows-{task.name}-{k}", use_cache=False, traces_dir=ROOT / "data" / "traces") as scorer:
+                    cell = scorer.cell(task, ReferenceSource())
+                    cell.result("conformance")
+                    runs = [json.loads(f.read_text())["elapsed_s"]
+                            for f in cell.run_dir.glob("conformance/windows*/*.tlc.log.run.json")]
+            finally:
+                conformance._check_together = together
+            row.append((len(runs), sum(runs)))
+            totals[k] += sum(runs)
+        (n1, s1), (n2, s2) = row
+        print(f"     {task.name:<11} {n1:>3} runs {s1:>6.2f} s {n2:>5} runs {s2:>6.2f} s {s2 / max(s1, 1e-9):>5.2f}x")
+    print(f"     {'all':<11} {totals[0]:>15.2f}s {totals[1]:>17.2f}s {totals[1] / max(totals[0], 1e-9):>5.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--only", type=int, choices=range(1, 10), help="run one part (1 and 2 run together)")
+    parser.add_argument("--only", type=int, choices=range(1, 11), help="run one part (1 and 2 run together)")
     parser.add_argument("--tasks", default="", help="part 7: these tasks only (comma-separated; default all)")
     args = parser.parse_args()
     repeat = 5 if args.quick else 15
@@ -354,6 +384,8 @@ def main() -> None:
             compact_modules(work)
         if wanted(9):
             repair_cost(work)
+        if wanted(10):
+            window_runs(work)
 
 
 if __name__ == "__main__":
