@@ -329,15 +329,13 @@ def window_runs(work: Path) -> None:
     """P3's window checks, every action together against each alone, per task's reference."""
     from pytest_sysmobench.phases import conformance
 
-    together = conformance._check_together
     print("10.  P3 window checks: every action in one TLC run against one run per action (no cache)")
     print(f"     {'task':<11} {'together':>16} {'one per action':>18} {'ratio':>6}")
     totals = [0.0, 0.0]
     for task in sorted(load_tasks(ROOT / "tasks").tasks, key=lambda t: t.name):
         row = []
         for k, alone in enumerate((False, True)):
-            conformance._check_together = (lambda ctx, codec, config, screened: [
-                conformance._check_alone(ctx, codec, config, s) for s in screened]) if alone else together
+            conformance.WINDOWS_TOGETHER = not alone
             try:
                 with Scorer(work / f"windows-{task.name}-{k}", use_cache=False, traces_dir=ROOT / "data" / "traces") as scorer:
                     cell = scorer.cell(task, ReferenceSource())
@@ -345,7 +343,7 @@ def window_runs(work: Path) -> None:
                     runs = [json.loads(f.read_text())["elapsed_s"]
                             for f in cell.run_dir.glob("conformance/windows*/*.tlc.log.run.json")]
             finally:
-                conformance._check_together = together
+                conformance.WINDOWS_TOGETHER = True
             row.append((len(runs), sum(runs)))
             totals[k] += sum(runs)
         (n1, s1), (n2, s2) = row

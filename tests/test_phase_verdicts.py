@@ -194,10 +194,7 @@ def test_every_actions_windows_checked_in_one_run_give_each_actions_own_verdict(
     source = MutantSource(mutant) if mutant else ReferenceSource()
     results = []
     for alone in (False, True):
-        if alone:
-            monkeypatch.setattr(conformance, "_check_together",
-                                lambda ctx, codec, config, screened: [conformance._check_alone(ctx, codec, config, s)
-                                                                      for s in screened])
+        monkeypatch.setattr(conformance, "WINDOWS_TOGETHER", not alone)
         with Scorer(tmp_path / f"out{int(alone)}", traces_dir=ROOT / "data" / "traces") as scorer:
             results.append(scorer.cell(load_task(ROOT / "tasks" / task), source).result("conformance"))
             jobs = sorted(p.name for p in scorer.cell(load_task(ROOT / "tasks" / task), source).run_dir.glob("conformance/windows*"))

@@ -373,11 +373,16 @@ def _check_together(ctx: CellContext, codec: Codec, config: Config, screened: li
     return [_settled(ctx, codec, config, s, ok_keys, finished=True) for s in screened]
 
 
+#: Whether the windows of every action are first checked in one run (the verdicts are the same
+#: either way; the tests and ``perf/bench.py`` compare both).
+WINDOWS_TOGETHER = True
+
+
 def _check_actions(ctx: CellContext, codec: Codec, config: Config, windows: dict[str, list[Window]],
                    targets: Sequence[str]) -> list[_ActionOutcome]:
     screened = {action: _screen(ctx, codec, action, windows[action]) for action in targets}
     checked = [s for s in screened.values() if isinstance(s, _Screened)]
-    if len(checked) > 1:
+    if WINDOWS_TOGETHER and len(checked) > 1:
         done = {o.action: o for o in _check_together(ctx, codec, config, checked)}
     else:
         done = {s.outcome.action: _check_alone(ctx, codec, config, s) for s in checked}
