@@ -196,8 +196,9 @@ def test_every_actions_windows_checked_in_one_run_give_each_actions_own_verdict(
     for alone in (False, True):
         monkeypatch.setattr(conformance, "WINDOWS_TOGETHER", not alone)
         with Scorer(tmp_path / f"out{int(alone)}", traces_dir=ROOT / "data" / "traces") as scorer:
-            results.append(scorer.cell(load_task(ROOT / "tasks" / task), source).result("conformance"))
-            jobs = sorted(p.name for p in scorer.cell(load_task(ROOT / "tasks" / task), source).run_dir.glob("conformance/windows*"))
+            cell = scorer.cell(load_task(ROOT / "tasks" / task), source)
+            results.append(cell.result("conformance"))
+            jobs = sorted(p.name for p in cell.run_dir.glob("conformance/windows*"))
         assert jobs == (sorted(f"windows-{a}" for a in results[-1].details["actions"]) if alone else ["windows"])
     together, alone_result = results
     assert (together.status, together.score, together.reason) == (alone_result.status, alone_result.score, alone_result.reason)

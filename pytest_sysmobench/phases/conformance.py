@@ -60,13 +60,8 @@ def window_module(ctx: CellContext, codec: Codec, name: str, action: str, window
     ``nearest``, every step of the action is taken instead, and each prints what it shows wrong
     (``NEAREST``), so that a failing window can say where the spec's closest step differs."""
     defs, choice, late_print = _action_step(ctx, codec, action, len(windows[0].args), nearest)
-    body = "\n".join(codec.definitions() + defs + _spec_next(ctx)) + _windows_variables(codec, windows) + f"""
-SysmoPostOk ==
-        /\\ {conj(codec.bind("SysmoPost[sysmo_w]", True, "SysmoPre[sysmo_w]"), "        ")}{_nearest_definitions(codec) if nearest else ""}
-SysmoNext ==
-    /\\ sysmo_k' = sysmo_k + 1
-    /\\ UNCHANGED sysmo_w
-    /\\ \\/ {choice}{late_print}"""
+    body = "\n".join(codec.definitions() + defs + _spec_next(ctx)) + _windows_variables(codec, windows) \
+        + _post_ok(codec, _nearest_definitions(codec) if nearest else "") + _next(f"\\/ {choice}{late_print}")
     return check_module(ctx, name, body, codec)
 
 
@@ -87,15 +82,8 @@ def together_module(ctx: CellContext, codec: Codec, name: str, actions: Sequence
         owner += [str(k)] * len(windows)
         every += windows
     dispatch = "\n       ".join(f"\\/ SysmoAct[sysmo_w] = {k} /\\ SysmoAction_{k}" for k in range(1, len(actions) + 1))
-    body = "\n".join(codec.definitions() + defs) + _windows_variables(codec, every) + f"""
-SysmoAct == <<{", ".join(owner)}>>
-SysmoPostOk ==
-        /\\ {conj(codec.bind("SysmoPost[sysmo_w]", True, "SysmoPre[sysmo_w]"), "        ")}
-""" + "\n".join(branches) + f"""
-SysmoNext ==
-    /\\ sysmo_k' = sysmo_k + 1
-    /\\ UNCHANGED sysmo_w
-    /\\ {dispatch}"""
+    body = "\n".join(codec.definitions() + defs) + _windows_variables(codec, every) \
+        + f"\nSysmoAct == <<{', '.join(owner)}>>" + _post_ok(codec) + "\n" + "\n".join(branches) + _next(dispatch)
     return check_module(ctx, name, body, codec, generated=max(1, ctx.task.conformance.generated // len(actions)))
 
 
@@ -142,6 +130,22 @@ def _action_step(ctx: CellContext, codec: Codec, action: str, arity: int, neares
 def _spec_next(ctx: CellContext) -> list[str]:
     spec_next = ctx.next_action()
     return [] if spec_next is None else [f"SysmoSpecNext ==\n    {spec_next}"]
+
+
+def _post_ok(codec: Codec, also: str = "") -> str:
+    """Whether the state reached reads, under the mapping, as window ``sysmo_w``'s post-state."""
+    return f"""
+SysmoPostOk ==
+        /\\ {conj(codec.bind("SysmoPost[sysmo_w]", True, "SysmoPre[sysmo_w]"), "        ")}{also}"""
+
+
+def _next(step: str) -> str:
+    """A window check's next state: one more step of the window's action, ``step``."""
+    return f"""
+SysmoNext ==
+    /\\ sysmo_k' = sysmo_k + 1
+    /\\ UNCHANGED sysmo_w
+    /\\ {step}"""
 
 
 def _windows_variables(codec: Codec, windows: Sequence[Window]) -> str:
@@ -365,8 +369,7 @@ def _check_together(ctx: CellContext, codec: Codec, config: Config, screened: li
     action must not decide another's windows)."""
     module = together_module(ctx, codec, f"{ctx.module}_SysmoWin", [(s.outcome.action, s.distinct) for s in screened])
     result = run_check(ctx, "windows", module, config, "SysmoInit", "SysmoNext")
-    if result.verdict is not Verdict.OK or _work.bound_reached(result, module.mark) \
-            or mapping_fault(result, module) is not None:
+    if result.verdict is not Verdict.OK or _work.bound_reached(result, module.mark):
         return [_check_alone(ctx, codec, config, s) for s in screened]
     every = [w for s in screened for w in s.distinct]
     ok_keys = {every[i - 1].key() for i in marked_ids(result, module.mark) if 0 < i <= len(every)}
