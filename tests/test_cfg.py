@@ -66,3 +66,21 @@ def test_parse_never_raises_and_round_trips(text: str) -> None:
     normalized = text.replace("\r\n", "\n").replace("\r", "\n")
     rendered = config.render()
     assert rendered.rstrip("\n") == normalized.rstrip("\n") or rendered == normalized
+
+
+_VALUES = st.sampled_from(['{"a", "b"}', "3", '<<1, "x = y">>', "[a |-> 1, b |-> {2}]", "{}", '"N <- M"'])
+
+
+@given(st.lists(st.tuples(st.sampled_from(["N", "Procs", "Max_1", "T"]), _VALUES), min_size=1, max_size=4,
+                unique_by=lambda pair: pair[0]),
+       st.lists(st.sampled_from([" ", "\n    ", "\n", "  \\* note\n  "]), min_size=4, max_size=4),
+       st.booleans())
+def test_the_constants_a_cfg_gives_values_are_read_whatever_the_layout(bindings: list[tuple[str, str]],
+                                                                        spaces: list[str], defined: bool) -> None:
+    """Several bindings to a line or one per line, comments between them, values that hold '=' or
+    '<-' in a string, and a binding to a definition (``<-``), which gives no value."""
+    body = "".join(f"{spaces[k % 4]}{name} = {value}" for k, (name, value) in enumerate(bindings))
+    if defined:
+        body += f"{spaces[0]}Def <- Other"
+    config = Config.parse(f"SPECIFICATION Spec\nCONSTANTS{body}\nINVARIANT TypeOK\n")
+    assert config.constants() == dict(bindings)

@@ -1,4 +1,5 @@
-"""Reading TLA+ as tokens: renaming the names a mapping binds."""
+"""Reading TLA+ as tokens: renaming the names a mapping binds and a module declares, a
+specification and a next-state relation taken apart."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import re
 
 from hypothesis import given, settings, strategies as st
 
-from pytest_sysmobench.tla.grammar import referenced_names, rename_references
+from pytest_sysmobench.tla.grammar import (declared_names, next_parts, referenced_names, rename_names,
+                                           rename_references, spec_parts)
 
 _NAMES = st.sampled_from(["m", "x", "mx", "m_1", "Cardinality"])
 
@@ -31,3 +33,67 @@ def test_renaming_touches_references_only_and_can_be_undone(expression: str) -> 
     # Strings and record fields keep their text.
     assert re.findall(r'"[^"]*"', renamed) == re.findall(r'"[^"]*"', expression)
     assert re.findall(r"\.(\w+)", renamed) == re.findall(r"\.(\w+)", expression)
+
+
+def _declarations() -> st.SearchStrategy[str]:
+    """A module declaring and using ``m`` in every place a name can stand, with ``m`` also as a
+    record field, a string and a comment."""
+    uses = st.lists(st.sampled_from([
+        "F(m) == m + 1",
+        "G == LET m == 1 IN [m |-> m, x |-> r.m]",
+        "H == \\E m \\in {1} : m = [m : {1}]",
+        "K == {m \\in S : m > 1} \\cup {m + 1 : m \\in S}",
+        "L == [r EXCEPT !.m = 1, ![m] = 2]",
+        'M == CHOOSE m \\in S : m # "m" (* m *)',
+        "N == [m \\in S |-> m] \\* m",
+    ]), min_size=1, max_size=5, unique=True)
+    return uses.map(lambda lines: "---- MODULE T ----\nCONSTANTS S, r, m\n" + "\n".join(lines) + "\n====\n")
+
+
+@settings(max_examples=60, deadline=None)
+@given(_declarations())
+def test_a_module_renamed_keeps_its_fields_strings_and_comments_and_can_be_renamed_back(module: str) -> None:
+    renamed = rename_names(module, {"m": "sysmo_ref_m"})
+    assert "m" not in declared_names(renamed) and "m" not in referenced_names(renamed.split("\n", 1)[1][:-5])
+    assert rename_names(renamed, {"sysmo_ref_m": "m"}) == module
+    assert re.findall(r'"[^"]*"', renamed) == re.findall(r'"[^"]*"', module)
+    assert re.findall(r"\.(\w+)", renamed) == re.findall(r"\.(\w+)", module)
+    assert re.findall(r"\[(\w+) (?:\||:)", renamed) == re.findall(r"\[(\w+) (?:\||:)", module)
+    assert re.findall(r"\(\*.*?\*\)|\\\*.*", renamed) == re.findall(r"\(\*.*?\*\)|\\\*.*", module)
+
+
+_ACTIONS = st.sampled_from(["Lock(t)", "Acquire(t)", "Extra(t)", "x' = x + 1", "Step(t)"])
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(_ACTIONS, min_size=1, max_size=5), st.booleans(), st.booleans())
+def test_a_next_state_relation_splits_into_the_named_operators_and_the_rest(disjuncts: list[str], bullets: bool,
+                                                                              quantified: bool) -> None:
+    """``Step`` is a definition that calls ``Lock``; ``Extra`` and the primed equation are no named
+    operator's, so they, and only they, are left in the rest."""
+    body = ("\n    ".join(f"\\/ {d}" for d in disjuncts) if bullets else " \\/ ".join(disjuncts))
+    if quantified:
+        body = f"\\E t \\in T :\n    {body}"
+    module = f"---- MODULE M ----\nStep(t) == Lock(t)\nNext ==\n    {body}\n\\* a comment\n====\n"
+    parts = next_parts([module], "Next", {"Lock", "Acquire"})
+    assert parts is not None
+    assert parts.transparent == {name for name in ("Lock", "Acquire") if any(name in d for d in disjuncts)} | \
+        ({"Lock"} if "Step(t)" in disjuncts else set())
+    kept = [d for d in disjuncts if d in ("Extra(t)", "x' = x + 1")]
+    if not kept:
+        assert parts.rest is None
+    elif not parts.transparent:
+        assert parts.rest == "Next" and not parts.definitions  # nothing named: the relation as it is
+    else:
+        rest = "\n".join([*parts.definitions, parts.rest])
+        assert all(d in rest for d in kept) and "Lock(" not in rest and "Acquire(" not in rest
+
+
+def test_a_comment_among_the_conjuncts_of_a_specification_is_no_conjunct() -> None:
+    """A bulleted ``Spec`` with a comment line inside, and a block comment after it (the grammar
+    places both among the conjuncts)."""
+    module = ("---- MODULE M ----\nSpec == /\\ Init\n        /\\ [][Next]_vars\n        \\* weakly fair\n"
+              "        /\\ WF_vars(Next)\n(* the end *)\n====\n")
+    parts = spec_parts([module], "Spec")
+    assert parts is not None
+    assert parts.init == ("Init",) and parts.next == "Next" and parts.temporal == ("WF_vars(Next)",)

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
+from .modules import strip_comments
+
 KEYWORDS: tuple[str, ...] = (
     "ACTION_CONSTRAINTS",
     "ACTION_CONSTRAINT",
@@ -146,6 +148,15 @@ class Config:
     def keywords(self) -> set[str]:
         return {s.keyword for s in self.sections}
 
+    def constants(self) -> dict[str, str]:
+        """The constants the cfg gives a value (``N = 3``, ``Procs = {"a", "b"}``), as written;
+        not those it binds to a definition (``N <- Def``)."""
+        found: dict[str, str] = {}
+        for section in self.sections:
+            if section.canonical == "CONSTANT":
+                found.update(_bindings(section.body))
+        return found
+
     def without(self, keywords: Iterable[str]) -> tuple[Config, list[str]]:
         drop = set(keywords)
         kept = tuple(s for s in self.sections if s.keyword not in drop)
@@ -163,6 +174,29 @@ class Config:
             return self
         added = (Section(keyword, f" {listed}\n"),)
         return Config(self.preamble, added + self.sections if first else self.sections + added)
+
+
+_BINDING = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(<-|=)")
+
+
+def _bindings(body: str) -> dict[str, str]:
+    """``name = value`` pairs of a CONSTANT section (several may share a line)."""
+    plain = masked(body)
+    starts = [m for m in _BINDING.finditer(plain) if _depth(plain, m.start()) == 0]
+    found = {}
+    for index, match in enumerate(starts):
+        end = starts[index + 1].start() if index + 1 < len(starts) else len(body)
+        if match.group(2) == "=":
+            found[match.group(1)] = " ".join(strip_comments(body[match.end():end]).split())
+    return found
+
+
+_BRACKET = re.compile(r"<<|>>|[{}\[\]()]")
+
+
+def _depth(text: str, at: int) -> int:
+    """How many brackets are open at ``at`` (strings and comments already blanked)."""
+    return sum(1 if b in ("<<", "{", "[", "(") else -1 for b in _BRACKET.findall(text[:at]))
 
 
 def default_config(constants: Mapping[str, str], spec: str = "Spec") -> str:

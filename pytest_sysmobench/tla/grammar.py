@@ -42,11 +42,8 @@ def referenced_names(text: str) -> frozenset[str]:
     stack = [tree.root_node]
     while stack:
         node = stack.pop()
-        if node.type == "identifier_ref":
+        if node.type == "identifier_ref" and not _field(node):  # r.f, !.f: no name of the module's
             found.add(source[node.start_byte:node.end_byte].decode("utf-8"))
-        elif node.type == "record_value":  # r.field: the field is no name of the module's
-            stack.extend(node.children[:1])
-            continue
         stack.extend(node.children)
     return frozenset(n for n in found if _NAME.fullmatch(n))
 
@@ -128,7 +125,8 @@ def _spec_parts(modules: tuple[str, ...], name: str) -> SpecParts | None:
             take(source, node.children[2], depth)
         elif node.type == "conj_list":
             for item in node.children:
-                take(source, item.children[-1], depth)
+                if item.type == "conj_item":  # not a comment the grammar placed among the items
+                    take(source, item.children[-1], depth)
         elif node.type == "bound_prefix_op" and node.children[0].type == "always" \
                 and node.children[1].type == "step_expr_or_stutter":
             step = node.children[1]
@@ -179,13 +177,193 @@ def rename_references(expression: str, names: Mapping[str, str]) -> str:
     stack = [tree.root_node]
     while stack:
         node = stack.pop()
-        if node.type == "identifier_ref" and _text(source, node) in names:
+        if node.type == "identifier_ref" and _text(source, node) in names and not _field(node):
             spans.append((node.start_byte, node.end_byte, names[_text(source, node)]))
-        elif node.type == "record_value":
-            stack.extend(node.children[:1])
-            continue
         stack.extend(node.children)
     out = source
     for start, end, new in sorted(spans, reverse=True):
         out = out[:start] + new.encode("utf-8") + out[end:]
     return out.decode("utf-8")[len(prefix):-len("\n====\n")]
+
+
+@dataclass(frozen=True)
+class NextParts:
+    """A next-state relation taken apart around the operators a mapping names.
+
+    ``transparent``: the named operators that occur as a disjunct of it (through disjunctions,
+    existential quantifiers and the definitions they call), so that every step of theirs is a
+    step of the relation.  ``rest``: the relation with those disjuncts made FALSE, an action
+    of its own (``definitions`` are the copies of the definitions it calls, renamed), or None
+    when nothing is left: the steps of no named operator."""
+
+    transparent: frozenset[str]
+    rest: str | None
+    definitions: tuple[str, ...] = ()
+
+
+#: How deep the decomposition follows definitions that a next-state relation calls.
+NEXT_DEPTH = 8
+REST_PREFIX = "SysmoRest_"
+_COMMENTS = frozenset({"comment", "block_comment"})
+
+
+def next_parts(modules: Iterable[str], expression: str, named: Iterable[str]) -> NextParts | None:
+    """``expression`` (a next-state relation over the spec's definitions) as the disjuncts that
+    are the ``named`` operators and the rest.  None when the text cannot be read."""
+    return _next_parts(tuple(modules), expression, frozenset(named))
+
+
+@functools.lru_cache(maxsize=64)
+def _next_parts(modules: tuple[str, ...], expression: str, named: frozenset[str]) -> NextParts | None:
+    import tree_sitter
+
+    parser = tree_sitter.Parser(language())
+    definitions: dict[str, tuple[bytes, Any, str]] = {}
+    for text in modules:
+        source = text.encode("utf-8")
+        tree = parser.parse(source)
+        for unit in _definitions(tree.root_node):
+            equals = next((k for k, c in enumerate(unit.children) if c.type == "def_eq"), None)
+            if equals is None or unit.children[0].type != "identifier":
+                continue
+            head = source[unit.children[0].end_byte:unit.children[equals].start_byte].decode("utf-8")
+            definitions[_text(source, unit.children[0])] = (source, unit.children[-1], head)
+    prefix = "---- MODULE SysmoNext ----\nSysmoE == "
+    source = f"{prefix}{expression}\n====\n".encode("utf-8")
+    tree = parser.parse(source)
+    units = _definitions(tree.root_node)
+    if tree.root_node.has_error or len(units) != 1:
+        return None
+    walk = _NextWalk(definitions, named)
+    rest = walk.rewrite(source, units[0].children[-1], 0)
+    return NextParts(frozenset(walk.transparent), rest, tuple(walk.copies.values()))
+
+
+class _NextWalk:
+    def __init__(self, definitions: Mapping[str, tuple[bytes, Any, str]], named: frozenset[str]) -> None:
+        self.definitions = definitions
+        self.named = named
+        self.transparent: set[str] = set()
+        #: Definitions the rest calls, each rewritten once (None while being rewritten, or all FALSE).
+        self.copies: dict[str, str] = {}
+        self._done: dict[str, bool | None] = {}
+
+    def rewrite(self, source: bytes, node: Any, depth: int) -> str | None:
+        """The node's text with the named disjuncts made FALSE; None when nothing else is left."""
+        spans: list[tuple[int, int, str]] = []
+        if not self._walk(source, node, depth, spans):
+            return None
+        text = source[node.start_byte:node.end_byte]
+        for start, end, new in sorted(spans, reverse=True):
+            text = text[:start - node.start_byte] + new.encode("utf-8") + text[end - node.start_byte:]
+        return text.decode("utf-8")
+
+    def _walk(self, source: bytes, node: Any, depth: int, spans: list[tuple[int, int, str]]) -> bool:
+        """Whether anything but named disjuncts is left under ``node`` (recording the rewrites)."""
+        kind = node.type
+        if kind == "parentheses":
+            return self._walk(source, node.children[1], depth, spans)
+        if kind == "bound_infix_op" and node.children[1].type == "lor":
+            left = self._walk(source, node.children[0], depth, spans)
+            right = self._walk(source, node.children[2], depth, spans)
+            return left or right
+        if kind == "disj_list":
+            items = [item.children[-1] for item in node.children if item.type == "disj_item"]
+            found = [self._walk(source, item, depth, spans) for item in items]
+            return any(found)
+        if kind in ("bounded_quantification", "unbounded_quantification") and node.children[0].type == "exists":
+            return self._walk(source, node.children[-1], depth, spans)
+        name = _applied(source, node)
+        if name is not None and name in self.named:
+            self.transparent.add(name)
+            spans.append((node.start_byte, node.end_byte, "FALSE"))
+            return False
+        if name is not None and name in self.definitions and depth < NEXT_DEPTH:
+            kept = self._kept(name, depth)
+            if kept is None:
+                spans.append((node.start_byte, node.end_byte, "FALSE"))
+                return False
+            if kept:
+                callee = node.children[0] if kind == "bound_op" else node
+                spans.append((callee.start_byte, callee.end_byte, REST_PREFIX + name))
+            return True
+        return kind not in _COMMENTS
+
+    def _kept(self, name: str, depth: int) -> bool | None:
+        """What is left of a definition once its named disjuncts are FALSE: None if nothing,
+        False if all of it (it is called as it is), True if a part (its renamed copy)."""
+        if name not in self._done:
+            self._done[name] = False  # a recursive definition is kept whole where it calls itself
+            source, body, head = self.definitions[name]
+            spans: list[tuple[int, int, str]] = []
+            if not self._walk(source, body, depth + 1, spans):
+                self._done[name] = None
+            elif spans:
+                self._done[name] = True
+                self.copies[name] = f"{REST_PREFIX}{name}{head}==\n    {self.rewrite(source, body, depth + 1)}"
+        return self._done[name]
+
+
+def _applied(source: bytes, node: Any) -> str | None:
+    """The operator a node applies (``Op`` or ``Op(args)``), else None."""
+    if node.type == "identifier_ref":
+        return _text(source, node)
+    if node.type == "bound_op" and node.children and node.children[0].type == "identifier_ref":
+        return _text(source, node.children[0])
+    return None
+
+
+#: Where an identifier names a record's field, not something the module declares.
+_FIELD_PARENTS = frozenset({"record_literal", "set_of_records"})
+
+
+def _field(node: Any) -> bool:
+    """Whether an identifier is a record's field (``[f |-> v]``, ``[f : S]``, ``r.f``, ``!.f``)."""
+    parent = node.parent
+    if parent is None:
+        return False
+    if parent.type in _FIELD_PARENTS:
+        return node.type == "identifier"
+    return parent.type == "except_update_record_field" or (parent.type == "record_value" and parent.children[0] != node)
+
+
+def rename_names(module: str, names: Mapping[str, str]) -> str:
+    """A whole module with every declaration and use of ``names`` renamed (definitions, LET
+    definitions, parameters, bound variables, constants and variables), never a record's field,
+    a string or a comment: how a module the benchmark instances beside a spec keeps its own
+    names apart from the spec's (TLC 2.15 can read a name of the instanced module as a variable
+    of the instancing one's state when the two are spelled alike)."""
+    import tree_sitter
+
+    if not names:
+        return module
+    source = module.encode("utf-8")
+    tree = tree_sitter.Parser(language()).parse(source)
+    spans: list[tuple[int, int, str]] = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in ("identifier", "identifier_ref") and _text(source, node) in names and not _field(node):
+            spans.append((node.start_byte, node.end_byte, names[_text(source, node)]))
+        stack.extend(node.children)
+    out = source
+    for start, end, new in sorted(spans, reverse=True):
+        out = out[:start] + new.encode("utf-8") + out[end:]
+    return out.decode("utf-8")
+
+
+def declared_names(module: str) -> frozenset[str]:
+    """Every name a module declares anywhere: definitions (LET ones too), parameters, bound
+    variables, constants and variables."""
+    import tree_sitter
+
+    source = module.encode("utf-8")
+    tree = tree_sitter.Parser(language()).parse(source)
+    found: set[str] = set()
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "identifier" and node.parent is not None and node.parent.type != "module" and not _field(node):
+            found.add(_text(source, node))
+        stack.extend(node.children)
+    return frozenset(found)

@@ -427,6 +427,34 @@ def _order_key(value: object, text: str) -> tuple[int, int, str]:
     return (4, 0, text)
 
 
+#: At most this many characters of a value in a description of where two values differ.
+SHOWN_VALUE_CHARS = 240
+
+
+def value_differences(path: str, system: object, spec: object, step: bool = False) -> list[str]:
+    """Where the spec's value differs from the system's, as deep as both have the same shape:
+    a function by its arguments, a set by the elements one has and the other lacks.  With
+    ``step``, the two are a value before and after a step, and the changes are said as such."""
+    if system == spec:
+        return []
+    if isinstance(system, Mapping) and isinstance(spec, Mapping) and set(system) == set(spec):
+        return [d for key in system
+                for d in value_differences(f"{path}[{format_value(key)}]", system[key], spec[key], step)]
+    if isinstance(system, frozenset) and isinstance(spec, frozenset):
+        lacks = [_shown(format_value(v)) for v in system - spec]
+        extra = [_shown(format_value(v)) for v in spec - system]
+        if step:
+            return [f"{path}: " + ", ".join([*(f"+ {v}" for v in extra), *(f"- {v}" for v in lacks)])]
+        return [f"{path}: the spec lacks {', '.join(lacks) or 'nothing'} and has {', '.join(extra) or 'nothing'} instead"]
+    if step:
+        return [f"{path}: {_shown(format_value(system))} -> {_shown(format_value(spec))}"]
+    return [f"{path}: system {_shown(format_value(system))}, spec {_shown(format_value(spec))}"]
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= SHOWN_VALUE_CHARS else text[:SHOWN_VALUE_CHARS] + " ..."
+
+
 # ---------------------------------------------------------------------------
 # Trace values (JSON) written as TLA+: the states P3 and P4 check the spec against
 
