@@ -90,6 +90,13 @@ class Vocabulary:
     constants: tuple[Constant, ...]
     variables: tuple[Variable, ...]
     actions: tuple[Action, ...]
+    #: Where each action parameter ranges: a canonical constant (``t: Threads``) or a canonical
+    #: set variable of the state the step starts in (``m: messages``).  P3's precision tries every
+    #: action with every such argument, as the system could have called it.
+    parameters: tuple[tuple[str, str], ...] = ()
+
+    def domain(self, parameter: str) -> str:
+        return dict(self.parameters)[parameter]
 
     def render(self) -> str:
         """Vocabulary as prompt text: the words the evaluator will speak to the spec in."""
@@ -151,6 +158,9 @@ class Mutant:
     edits: tuple[Edit, ...] = ()
     cfg_edits: tuple[Edit, ...] = ()
     spec_file: Path | None = None
+    #: A later phase that catches it too (``phase``, ``expect``): a template it breaks shows in
+    #: steps P3 finds the system cannot take.
+    also: tuple[str, str] | None = None
 
     def apply(self, spec: str, cfg: str | None) -> tuple[str, str | None]:
         """The mutated spec and cfg; every edit's text must occur exactly once."""
@@ -204,6 +214,9 @@ class RuntimeSettings:
     bfs_states: int = 100_000
     bfs_generated: int = BFS_GENERATED
     budget_s: float = 120.0
+    #: The distinct states the reference's own bounded BFS reaches (0: not given), shown beside
+    #: a spec's: a spec that reaches one state where the reference reaches hundreds says so.
+    reference_states: int = 0
 
 
 #: The most unobserved spec steps a mapping may allow around an observed action, by default.
@@ -221,6 +234,23 @@ class ConformanceSettings:
     #: Successor states one P3 check (an action's windows, a whole trace) may generate: past
     #: it the windows not yet shown to conform fail, the same on every machine.
     generated: int = 1_000_000
+    #: Precision is judged at this many distinct pre-states of the traces at most (0: all), chosen
+    #: the same way every time, every target action's own first: a task whose reference branches
+    #: widely (etcd's flow control) would otherwise cost more than the windows themselves.
+    precision_states: int = 0
+    #: Where the reference is deliberately narrower than the system (the bounds of its search):
+    #: precision does not count a step these say lies beyond it.
+    narrower: tuple[Narrowing, ...] = ()
+
+
+@dataclass(frozen=True)
+class Narrowing:
+    """A place where the task's reference allows less than the real system on purpose.  ``when``
+    is a TLA+ predicate over the canonical states ``pre`` and ``post`` of a step (records keyed
+    by canonical variable) and the canonical constants; ``why`` says what the reference leaves out."""
+
+    when: str
+    why: str
 
 
 @dataclass(frozen=True)
@@ -244,6 +274,12 @@ class InvariantSettings:
     # A state constraint over the canonical vocabulary that bounds P4's search for every spec
     # alike (through the mapping); the task's, never the model's.
     constraint: str = ""
+    #: Which traced states lie within P4's bounds (a predicate over the canonical vocabulary, at the
+    #: spec's constants; "TRUE": all), for a task whose reference's exploration reaches every one
+    #: of them within the constraint: a spec's P4 counts only as far as its exploration reaches
+    #: them too.  "" for a task whose P4 configuration does not reach the traced states (fewer
+    #: servers than the traces ran), where nothing is asked.
+    reach: str = ""
 
 
 @dataclass(frozen=True)
@@ -424,7 +460,27 @@ def _vocabulary(fields: _Fields) -> Vocabulary:
     )
     if not variables:
         raise TaskError(f"{fields.where}.variables: a task needs at least one canonical variable")
-    return Vocabulary(constants, variables, actions)
+    return Vocabulary(constants, variables, actions, _parameters(fields, constants, variables, actions))
+
+
+def _parameters(fields: _Fields, constants: tuple[Constant, ...], variables: tuple[Variable, ...],
+                actions: tuple[Action, ...]) -> tuple[tuple[str, str], ...]:
+    """Each action parameter's domain: a canonical constant, or a canonical variable of a set type."""
+    given = fields.sub("parameters", required=False)
+    sets = {v.name for v in variables if v.type.strip().startswith("SUBSET")}
+    names = {c.name for c in constants} | sets
+    domains: dict[str, str] = {}
+    for parameter in map(str, given.data):
+        domain = given.str(parameter)
+        if domain not in names:
+            raise TaskError(f"{given.where}.{parameter}: {domain!r} is neither a canonical constant nor a canonical "
+                            f"variable of a set type ({', '.join(sorted(names))})")
+        domains[_identifier(parameter, given.where)] = domain
+    for action in actions:
+        missing = [p for p in action.params if p not in domains]
+        if missing:
+            raise TaskError(f"{given.where}: no domain for parameter(s) {', '.join(missing)} of action {action.name}")
+    return tuple(sorted(domains.items()))
 
 
 def _templates(path: Path) -> tuple[tuple[InvariantTemplate, ...], str]:
@@ -495,9 +551,20 @@ def _mutants(directory: Path, path: Path) -> tuple[Mutant, ...]:
                 edits=edits,
                 cfg_edits=_edits(item.list("cfg_edits", required=False), f"{item.where}.cfg_edits"),
                 spec_file=_existing(directory, spec, f"{item.where}.spec") if spec else None,
+                also=_also(item, phase),
             )
         )
     return tuple(mutants)
+
+
+def _also(item: _Fields, phase: str) -> tuple[str, str] | None:
+    if item.data.get("also") is None:
+        return None
+    also = item.sub("also")
+    other = also.str("phase")
+    if other not in PHASES or other == phase:
+        raise TaskError(f"{also.where}.phase: expected a phase other than {phase}, got {other!r}")
+    return other, also.str("expect")
 
 
 def _harness(directory: Path, fields: _Fields) -> Harness:
@@ -595,13 +662,14 @@ def load_task(directory: Path) -> Task:
             bfs_states=int(runtime.number("bfs_states", 100_000, limit=10_000_000)),
             bfs_generated=int(runtime.number("bfs_generated", BFS_GENERATED, limit=100_000_000)),
             budget_s=runtime.number("budget_s", 120.0),
+            reference_states=int(runtime.number("reference_states", 0, limit=100_000_000)),
         ),
         invariants=InvariantSettings(budget_s=invariants.number("budget_s", 60.0),
                                      generated=int(invariants.number("generated", INVARIANTS_GENERATED,
                                                                      limit=100_000_000)),
-                                     constraint=invariants.str("constraint", "").strip()),
-        conformance=ConformanceSettings(int(conformance.number("max_internal_steps", MAX_INTERNAL_STEPS, limit=12)),
-                                        int(conformance.number("generated", 1_000_000, limit=100_000_000))),
+                                     constraint=invariants.str("constraint", "").strip(),
+                                     reach=_reach(invariants)),
+        conformance=_conformance(conformance),
         harness=_harness(directory, root.sub("harness")) if root.data.get("harness") else None,
         fix_module_name=root.flag("fix_module_name", False),
         cell_budget_s=root.number("cell_budget_s", CELL_BUDGET_S),
@@ -609,6 +677,37 @@ def load_task(directory: Path) -> Task:
         repair_bounds=_repair_bounds(root.sub("repair", required=False).sub("bounds", required=False)),
         cost_s=root.number("cost_s", 10.0),
     )
+
+
+def _conformance(fields: _Fields) -> ConformanceSettings:
+    from .tla.expressions import ExpressionError, check_expression
+
+    precision = fields.sub("precision", required=False)
+    narrower = []
+    for index, raw in enumerate(precision.list("narrower", required=False)):
+        item = _Fields(raw, f"{precision.where}.narrower[{index}]")
+        try:
+            when = check_expression(item.str("when"))
+        except ExpressionError as exc:
+            raise TaskError(f"{item.where}.when: {exc}") from exc
+        narrower.append(Narrowing(when, item.str("why")))
+    return ConformanceSettings(int(fields.number("max_internal_steps", MAX_INTERNAL_STEPS, limit=12)),
+                               int(fields.number("generated", 1_000_000, limit=100_000_000)),
+                               int(precision.number("states", 0, limit=1_000_000)), tuple(narrower))
+
+
+def _reach(invariants: _Fields) -> str:
+    from .tla.expressions import ExpressionError, check_expression
+
+    value = invariants.data.get("reach")
+    if value is None or value is False:
+        return ""
+    if value is True:
+        return "TRUE"
+    try:
+        return check_expression(invariants.str("reach"))
+    except ExpressionError as exc:
+        raise TaskError(f"{invariants.where}.reach: {exc}") from exc
 
 
 def _repair_bounds(bounds: _Fields) -> RepairBounds:
