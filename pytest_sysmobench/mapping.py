@@ -159,14 +159,16 @@ class Mapping:
     #: constants, so they follow each trace's values (``NumProcs: Cardinality(Threads)``).
     spec_constants: tuple[tuple[str, str], ...] = ()
 
-    def substitutions(self, given: TMapping[str, str] | None = None) -> str:
+    def substitutions(self, given: TMapping[str, str] | None = None, every: bool = False) -> str:
         """The WITH clause of an INSTANCE of the canonical module inside the spec.  An unmodelled
         variable gets a value no template that is checked reads (those that read it are not).
-        ``given`` substitutes a name (an instance parameter) for some canonical variables."""
+        ``given`` substitutes a name (an instance parameter) for some canonical variables
+        (``every``: for the unmodelled ones too)."""
         given = given or {}
         subs = [f"{name} <- ({expr})" for name, expr in self.constants]
         subs += [f"{v.canonical} <- {given.get(v.canonical) or v.reading()}" for v in self.variables]
-        subs += [f'{name} <- "{UNMODELLED}"' for name in self.unmodelled]
+        subs += [f"{name} <- {given[name]}" if every and name in given else f'{name} <- "{UNMODELLED}"'
+                 for name in self.unmodelled]
         return ",\n    ".join(subs)
 
     def describe(self) -> str:

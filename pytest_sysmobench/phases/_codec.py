@@ -100,6 +100,16 @@ class Codec:
         memo[key] = (state, text)
         return text
 
+    def canonical(self, state: TMapping[str, Any]) -> str:
+        """A canonical state as a TLA+ record over the canonical variables (written once, as ``record``)."""
+        key = -id(state) - 1
+        hit = self._memo.get(key)
+        if hit is not None and hit[0] is state:
+            return hit[1]
+        text = record_literal(state, self.shared)
+        self._memo[key] = (state, text)
+        return text
+
     def _record(self, state: TMapping[str, Any]) -> str:
         fields = [f"{s.var} |-> {s.translate.canonical_to_spec(state[s.translate.canonical], self.shared)}"
                   for s in self.mapping.spec_state() if s.translate is not None]
@@ -185,6 +195,16 @@ def call_definition(name: str, call: ActionCall, params: Sequence[str]) -> str:
     return f"{head} ==\n{indented(body)}"
 
 
+def arguments_definition(name: str, call: ActionCall, params: Sequence[str]) -> str:
+    """The arguments a mapped call (one without ``exists``) passes, as a tuple: an operator of the
+    window's canonical state and the canonical action's parameters, named as in
+    :func:`call_definition`."""
+    own = {p: f"sysmo_p_{p}" for p in params}
+    args = [rename_references(a, own) for a in call.args] if call.args is not None else [own[p] for p in params]
+    head = f"{name}({', '.join([CANON, *(own[p] for p in params)])})"
+    return f"{head} ==\n{indented('<<' + ', '.join(args) + '>>')}"
+
+
 def conj(parts: Sequence[str], indent: str = "    ") -> str:
     if not parts:
         return "TRUE"
@@ -195,15 +215,18 @@ def tla_tuple(items: Sequence[str]) -> str:
     return "<<\n    " + ",\n    ".join(items) + "\n>>"
 
 
+def constant_literal(value: Any) -> str:
+    """A constant's value from a trace's meta as TLA+: a list is a set (``Threads``), else a value."""
+    return "{" + ", ".join(tla_literal(v) for v in value) + "}" if isinstance(value, list) else tla_literal(value)
+
+
 def constants_config(ctx: CellContext, mapping: Mapping, trace_constants: TMapping[str, Any]) -> Config:
     """The spec's CONSTANT bindings, with the constants the traces fix set to the traces' values."""
     spec_constants, _ = ctx.candidate.declared()
     overrides: dict[str, str] = {}
     for canonical, expr in mapping.constants:
         if canonical in trace_constants and expr.strip() in spec_constants:
-            value = trace_constants[canonical]
-            text = "{" + ", ".join(tla_literal(v) for v in value) + "}" if isinstance(value, list) else tla_literal(value)
-            overrides[expr.strip()] = text
+            overrides[expr.strip()] = constant_literal(trace_constants[canonical])
     sections = []
     for section in ctx.config().sections:
         if section.canonical != "CONSTANT":
@@ -220,8 +243,7 @@ def constants_config(ctx: CellContext, mapping: Mapping, trace_constants: TMappi
 def constant_definitions(mapping: Mapping, trace_constants: TMapping[str, Any]) -> list[str]:
     """``spec_constants`` as definitions the generated module's cfg binds them to (``N <- Def``):
     each expression with the canonical constants replaced by the traces' values."""
-    values = {name: "{" + ", ".join(tla_literal(v) for v in value) + "}" if isinstance(value, list) else tla_literal(value)
-              for name, value in trace_constants.items()}
+    values = {name: constant_literal(value) for name, value in trace_constants.items()}
     return [f"SysmoConstant_{name} ==\n{indented(rename_references(expr, values))}" for name, expr in mapping.spec_constants]
 
 
@@ -253,19 +275,24 @@ def work_files(ctx: CellContext) -> dict[str, str]:
 
 
 def check_module(ctx: CellContext, name: str, body: str, codec: Codec | None = None,
-                 generated: int | None = None) -> CheckModule:
+                 generated: int | None = None, also: Codec | None = None, spec: bool = True) -> CheckModule:
     """The module with its verdict mark: keyed by everything it checks, so cacheable.  Its
     work bound (``SysmoWorkBound``: ``generated`` states, by default the task's
     ``phases.conformance.generated``) ends a check by work, never by the machine's speed.  A
-    body with states the ``codec`` wrote gets the values they name."""
+    body with states the ``codec`` (and ``also``) wrote gets the values they name.  Without
+    ``spec`` the module does not extend the spec (a check of the task's reference alone)."""
     if codec is not None:
-        body = "\n".join([*codec.shared.definitions(body), body])
+        values = dict.fromkeys(codec.shared.definitions(body))
+        if also is not None:
+            values.update(dict.fromkeys(also.shared.definitions(body)))
+        body = "\n".join([*values, body])
     generated = ctx.task.conformance.generated if generated is None else generated
     mark = ctx.toolchain.cache.mark(name, body, ctx.spec_files(), generated)
     bound = (f"\n{_work.instance_lines(work_module_name(ctx))}\n"
              f'SysmoWorkBound == SysmoWork!Within({generated}, "{mark}")')
     needed = ("TLC", "Naturals", "FiniteSets") if ORDERED_NAME in body else ("TLC",)
-    text = modules.module(name, body.replace("SYSMO_MARK", mark) + bound, ctx.mapping_extends(*needed))
+    extends = ctx.mapping_extends(*needed) if spec else ("Naturals", "FiniteSets", "Sequences", "TLC")
+    text = modules.module(name, body.replace("SYSMO_MARK", mark) + bound, extends)
     return CheckModule(name, text, mark)
 
 

@@ -45,7 +45,10 @@ Within(generated, mark) ==
           /\\ FALSE
 Unseen(register) == TLCGet(register) = 0
 Seen(register, what) == TLCSet(register, 1) /\\ PrintT(what)
-Forget(register) == TLCSet(register, 0)"""
+Forget(register) == TLCSet(register, 0)
+ForgetAll(first, last) == \\A register \\in first..last : TLCSet(register, 0)
+EmptyAll(first, last) == \\A register \\in first..last : TLCSet(register, {{}})
+SeenFor(register, who, what) == who \\notin TLCGet(register) /\\ TLCSet(register, TLCGet(register) \\cup {{who}}) /\\ PrintT(what)"""
     return modules.module(name, body, ("Naturals", "TLC"))
 
 

@@ -42,7 +42,7 @@ from typing import Any, Mapping as TMapping, Sequence
 
 from ..evaluator import EvaluatorError
 from ..mapping import CANON, Mapping
-from ..tla.values import format_value, record_literal, tla_literal
+from ..tla.values import record_literal, tla_literal, value_differences
 from ..scoring import Cause, PhaseResult, Status
 from ..tla.cfg import Config
 from ..tla.messages import UNFINISHED, Verdict
@@ -52,6 +52,7 @@ from ._codec import (BUDGET_S, CheckModule, Codec, MappingProblem, call_definiti
                      marked_ids, prepare_codec, run_check, tla_tuple)
 from ._context import CellContext, evaluator_failure, no_mapping
 from ._infer import given_or_inferred
+from ._precision import OTHER, ActionPrecision, Precision, ReferenceUnfit, check_precision
 
 def window_module(ctx: CellContext, codec: Codec, name: str, action: str, windows: Sequence[Window],
                   nearest: bool = False) -> CheckModule:
@@ -173,10 +174,6 @@ def _nearest_definitions(codec: Codec) -> str:
     return f"\nSysmoShown == {shown}\nSysmoWrong == <<{wrong}>>"
 
 
-#: At most this many characters of a value in the nearest step's description.
-NEAREST_VALUE_CHARS = 240
-
-
 def _nearest_step(ctx: CellContext, codec: Codec, config: Config, action: str, window: Window) -> str:
     """Where the spec's closest step from the window's pre-state differs from what the system
     did: one more small TLC run for the first failing window of an action, so that a user need
@@ -200,7 +197,7 @@ def _nearest_step(ctx: CellContext, codec: Codec, config: Config, action: str, w
         return ""
     found: list[str] = []
     for what, spec, system in wrong:
-        _differences(found, str(what), system, spec)
+        found += value_differences(str(what), system, spec)
     shown = "; ".join(found[:SHOWN_DIFFERENCES]) + (f"; ... {len(found) - SHOWN_DIFFERENCES} more"
                                                     if len(found) > SHOWN_DIFFERENCES else "")
     return f"\n  the spec's closest {call} step ({len(steps)} tried) differs: {shown}"
@@ -208,27 +205,6 @@ def _nearest_step(ctx: CellContext, codec: Codec, config: Config, action: str, w
 
 #: How many differences the nearest step's description lists.
 SHOWN_DIFFERENCES = 6
-
-
-def _differences(found: list[str], path: str, system: Any, spec: Any) -> None:
-    """Where the spec's value differs from the system's, as deep as both have the same shape:
-    a function by its arguments, a set by the elements one has and the other lacks."""
-    if system == spec:
-        return
-    if isinstance(system, TMapping) and isinstance(spec, TMapping) and set(system) == set(spec):
-        for key in system:
-            _differences(found, f"{path}[{format_value(key)}]", system[key], spec[key])
-        return
-    if isinstance(system, frozenset) and isinstance(spec, frozenset):
-        lacks = ", ".join(_short(format_value(v)) for v in system - spec) or "nothing"
-        extra = ", ".join(_short(format_value(v)) for v in spec - system) or "nothing"
-        found.append(f"{path}: the spec lacks {lacks} and has {extra} instead")
-        return
-    found.append(f"{path}: system {_short(format_value(system))}, spec {_short(format_value(spec))}")
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= NEAREST_VALUE_CHARS else text[:NEAREST_VALUE_CHARS] + " ..."
 
 
 def _traces_module(ctx: CellContext, codec: Codec, name: str, traces: Sequence[Trace]) -> CheckModule:
@@ -267,10 +243,20 @@ class _ActionOutcome:
     #: Windows failed without a step being tried: the observed step changes a variable the
     #: mapping leaves unmodelled, so the spec cannot show it.
     unmodelled_changes: int = 0
+    #: Of the windows that change the state: how many, and how many passed.
+    changing: int = 0
+    changing_passed: int = 0
+    #: Whether the spec takes steps of this action the system cannot (None: not judged).
+    precision: ActionPrecision | None = None
+
+    @property
+    def recalled(self) -> bool:
+        return bool(self.windows) and self.passed == self.windows and not self.error
 
     @property
     def score(self) -> float:
-        return 1.0 if self.windows and self.passed == self.windows and not self.error else 0.0
+        """The original's zero tolerance, both ways: every window passes and no step is extra."""
+        return 1.0 if self.recalled and (self.precision is None or self.precision.complete) else 0.0
 
 
 def _hidden_change(window: Window, unmodelled: Sequence[str]) -> list[str]:
@@ -282,7 +268,8 @@ def _hidden_change(window: Window, unmodelled: Sequence[str]) -> list[str]:
 
 def _failed_action(action: str, windows: list[Window], why: str) -> _ActionOutcome:
     """Every window of an action the spec cannot take at all, with the reason."""
-    return _ActionOutcome(action, len(windows), 0, why, windows[0].describe() if windows else "")
+    return _ActionOutcome(action, len(windows), 0, why, windows[0].describe() if windows else "",
+                          changing=sum(1 for w in windows if w.pre != w.post))
 
 
 @dataclass
@@ -308,7 +295,8 @@ def _screen(ctx: CellContext, codec: Codec, action: str, windows: list[Window]) 
         unique.setdefault(window.key(), window)
     distinct = list(unique.values())
     outcome = _ActionOutcome(action, len(windows), 0, unrepresentable=len(windows) - len(representable),
-                             unmodelled_changes=len(representable) - len(shown))
+                             unmodelled_changes=len(representable) - len(shown),
+                             changing=sum(1 for w in windows if w.pre != w.post))
     if outcome.unrepresentable:
         outcome.first_failure = next(w for w in windows if w not in representable).describe()
     elif outcome.unmodelled_changes:
@@ -354,6 +342,7 @@ def _settled(ctx: CellContext, codec: Codec, config: Config, screened: _Screened
     where the spec's closest step differs, when the run that checked it finished."""
     outcome = screened.outcome
     outcome.passed = sum(1 for w in screened.shown if w.key() in ok_keys)
+    outcome.changing_passed = sum(1 for w in screened.shown if w.key() in ok_keys and w.pre != w.post)
     failing = next((w for w in screened.shown if w.key() not in ok_keys), None)
     if failing is not None and not outcome.first_failure:
         nearest = _nearest_step(ctx, codec, config, outcome.action, failing) if finished else ""
@@ -379,6 +368,9 @@ def _check_together(ctx: CellContext, codec: Codec, config: Config, screened: li
 #: Whether the windows of every action are first checked in one run (the verdicts are the same
 #: either way; the tests and ``perf/bench.py`` compare both).
 WINDOWS_TOGETHER = True
+#: Whether P3 asks for extra steps too (``perf/bench.py`` measures what that costs; off, P3 is
+#: recall alone, as it was).
+PRECISION = True
 
 
 def _check_actions(ctx: CellContext, codec: Codec, config: Config, windows: dict[str, list[Window]],
@@ -451,22 +443,44 @@ def check_conformance(ctx: CellContext) -> PhaseResult:
             windows.setdefault(window.action, []).append(window)
     targets = [a for a in (ctx.task.target_actions or tuple(windows)) if windows.get(a)]
     outcomes = _check_actions(ctx, codec, config, windows, targets)
+    missing = ctx.missing_actions(codec.mapping)
+    try:
+        precision = check_precision(ctx, codec, config, corpus, [o.action for o in outcomes if o.action not in missing]) \
+            if PRECISION else Precision(0, {OTHER: ActionPrecision(0)})
+    except ReferenceUnfit as exc:
+        return PhaseResult("conformance", Status.ERROR, None, f"task error: {exc}", {"task_error": str(exc)},
+                           cause=Cause.TASK)
+    for outcome in outcomes:
+        outcome.precision = precision.actions.get(outcome.action)
     whole = _check_traces(ctx, codec, config, corpus.traces)
-    return _verdict(outcomes, whole, corpus, codec)
+    return _verdict(outcomes, whole, corpus, codec, precision)
 
 
-def _verdict(outcomes: list[_ActionOutcome], whole: list[dict[str, Any]], corpus: Corpus, codec: Codec) -> PhaseResult:
+
+def _verdict(outcomes: list[_ActionOutcome], whole: list[dict[str, Any]], corpus: Corpus, codec: Codec,
+             precision: Precision) -> PhaseResult:
     total = sum(o.windows for o in outcomes)
     passed = sum(o.passed for o in outcomes)
-    score = sum(o.score for o in outcomes) / len(outcomes) if outcomes else 0.0
+    other = precision.actions[OTHER]
+    # Steps of no action that the system cannot take count as one more action that fails (only
+    # then: a spec whose every step is an action's is scored on its actions alone).
+    score = sum(o.score for o in outcomes) / (len(outcomes) + (not other.complete)) if outcomes else 0.0
+    moving = [o for o in outcomes if o.changing]
     details: dict[str, Any] = {
         "actions": {o.action: {"windows": o.windows, "passed": o.passed, "score": o.score, "error": o.error,
                                "first_failure": o.first_failure, "unrepresentable": o.unrepresentable,
-                               "unmodelled_changes": o.unmodelled_changes}
+                               "unmodelled_changes": o.unmodelled_changes,
+                               "window_rate": round(o.passed / o.windows, 6) if o.windows else None,
+                               "changing_windows": o.changing, "changing_passed": o.changing_passed,
+                               "precision": o.precision.as_dict() if o.precision is not None else None}
                     for o in outcomes},
         "unrepresentable_states": len(codec.lost),
         "window_pass_rate": round(passed / total, 6) if total else None,
         "windows": total,
+        # P3 over the windows that change the state: what a spec that does nothing cannot pass.
+        "p3_on_change": round(sum(1.0 for o in moving if o.changing_passed == o.changing
+                                  and (o.precision is None or o.precision.complete)) / len(moving), 6) if moving else None,
+        "precision": {"states": precision.states, "narrower": list(precision.narrower), "other_steps": other.as_dict()},
         "traces": whole,
         "trace_corpus_sha256": corpus.sha256,
         "mapping": codec.mapping.describe(),
@@ -481,19 +495,49 @@ def _verdict(outcomes: list[_ActionOutcome], whole: list[dict[str, Any]], corpus
     unmodelled = codec.mapping.unmodelled
     judged = (f" (judged on the variables the spec models; unmodelled: {', '.join(unmodelled)}; "
               "a step that changes one fails)") if unmodelled else ""
-    if not failing:
+    if not failing and other.complete:
         return PhaseResult("conformance", Status.PASSED, 1.0,
-                           f"all {total} windows of {len(outcomes)} actions conform{judged}", details)
-    first = failing[0]
-    names = ", ".join(f"{o.action} ({o.passed}/{o.windows})" for o in failing)
-    reason = f"{len(outcomes) - len(failing)}/{len(outcomes)} actions conform{judged}; failing: {names}"
+                           f"all {total} windows of {len(outcomes)} actions conform, and from {precision.states} traced "
+                           f"states the spec takes no step the system cannot{judged}", details)
+    reason = f"{len(outcomes) - len(failing)}/{len(outcomes)} actions conform{judged}"
+    if failing:
+        reason += "; failing: " + ", ".join(f"{o.action} ({_rates(o)})" for o in failing)
+    if not other.complete:
+        reason += f"; and the spec takes steps of no action the system cannot take ({OTHER}: {_precise(other)})"
     if codec.lost:
         reason += f"\nstates the spec cannot represent under its mapping: {codec.lost_reason}"
-    if first.error:
+    missed = [o for o in failing if not o.recalled]
+    first = missed[0] if missed else None
+    if first is not None and first.error:
         reason += f"\n{first.action}: {first.error}"
-    if first.first_failure:
+    if first is not None and first.first_failure:
         reason += f"\nfirst failing window of {first.action}: {first.first_failure}"
+    extra = next((o for o in failing if o.precision is not None and not o.precision.complete), None)
+    if extra is not None and extra.precision is not None:
+        reason += f"\n{extra.action}: {_extra(extra.precision)}"
+    if not other.complete:
+        reason += f"\n{OTHER}: {_extra(other)}"
     reason += f"\nmapping: {codec.mapping.describe()}"
-    only_hidden = all(o.unmodelled_changes and o.passed + o.unmodelled_changes == o.windows for o in failing)
-    return PhaseResult("conformance", Status.FAILED, round(score, 6), reason,
-                       {**details, "failure_class": "unmodelled_variables" if only_hidden else "steps_rejected"})
+    if missed:
+        only_hidden = all(o.unmodelled_changes and o.passed + o.unmodelled_changes == o.windows for o in missed)
+        klass = "unmodelled_variables" if only_hidden else "steps_rejected"
+    else:
+        klass = "extra_steps"
+    return PhaseResult("conformance", Status.FAILED, round(score, 6), reason, {**details, "failure_class": klass})
+
+
+def _rates(outcome: _ActionOutcome) -> str:
+    text = f"{outcome.passed}/{outcome.windows}"
+    if outcome.precision is not None and not outcome.precision.complete:
+        text += f"; {_precise(outcome.precision)}"
+    return text
+
+
+def _precise(precision: ActionPrecision) -> str:
+    if precision.unjudged:
+        return "precision not shown"
+    return f"no extra step at {precision.precise}/{precision.states} states"
+
+
+def _extra(precision: ActionPrecision) -> str:
+    return precision.unjudged or f"{precision.first}"

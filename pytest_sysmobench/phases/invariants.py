@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping as TMapping, Sequence
 
 from ..cache import digest
 from ..evaluator import EvaluatorError, Translation
@@ -34,8 +34,10 @@ from ..tla import modules
 from ..tla.grammar import spec_parts
 from ..tla.cfg import EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215, Config
 from ..tla.messages import UNFINISHED, TlcResult, Verdict
-from ..traces import load_corpus
+from ..tla.values import ValueParseError, format_value, parse_value, record_literal
+from ..traces import Corpus, load_corpus
 from . import _work
+from ._beyond import BEYOND_TRACES, beyond_traces
 from ._codec import MappingProblem, prepare_codec
 from ._context import CellContext, evaluator_failure, no_mapping
 from ._infer import given_or_inferred
@@ -59,8 +61,10 @@ def check_module_name(task: Task) -> str:
     return f"{task.module}_SysmoCheck"
 
 
-def canon_module(task: Task, templates: Sequence[InvariantTemplate] | None = None, constraint: bool = True) -> str:
-    """The templates over the canonical vocabulary, in a module of their own."""
+def canon_module(task: Task, templates: Sequence[InvariantTemplate] | None = None, constraint: bool = True,
+                 modelled: Sequence[str] = ()) -> str:
+    """The templates over the canonical vocabulary, in a module of their own (with the state read
+    on the ``modelled`` variables, for the traced states a run reaches)."""
     vocab = task.vocabulary
     lines = []
     if vocab.constants:
@@ -73,6 +77,11 @@ def canon_module(task: Task, templates: Sequence[InvariantTemplate] | None = Non
     lines += [f"SysmoPremise_{t.name} ==\n    {t.premise}" for t in templates if t.premise]
     if constraint and task.invariants.constraint:
         lines.append(f"{CONSTRAINT} ==\n    {task.invariants.constraint}")
+    if modelled:
+        lines.append(f"{TRACED_KEY} == [" + ", ".join(f"{v} |-> {v}" for v in modelled) + "]")
+        within = [f"({task.invariants.constraint})" if constraint and task.invariants.constraint else "",
+                  f"({task.invariants.reach})"]
+        lines.append(f"{WITHIN} ==\n    " + " /\\ ".join(w for w in within if w))
     return modules.module(canon_module_name(task), "\n\n".join(lines), ("Naturals", "Integers", "Sequences", "FiniteSets", "TLC"))
 
 
@@ -80,7 +89,7 @@ def task_problem(ctx: CellContext) -> str | None:
     """The templates must parse on their own, over the canonical vocabulary alone: a task file
     that does not is the task's fault, reported as such (naming file and field), never charged
     to every spec that meets it."""
-    text = canon_module(ctx.task)
+    text = canon_module(ctx.task, modelled=_every_variable(ctx.task))
     key = f"task-templates:{digest(text)}"
     if key not in ctx.toolchain.memo:
         ctx.toolchain.memo[key] = _task_parse_problem(ctx, text)
@@ -118,7 +127,16 @@ def _task_parse_problem(ctx: CellContext, text: str) -> str | None:
         culprit = problem(canon_module(task, (), constraint=True))
         if culprit is not None:
             return f"task error: {task.directory / 'task.yaml'}: phases.invariants.constraint does not parse: {culprit}"
+    if task.invariants.reach:
+        culprit = problem(canon_module(task, (), constraint=False, modelled=_every_variable(task)))
+        if culprit is not None:
+            return f"task error: {task.directory / 'task.yaml'}: phases.invariants.reach does not parse: {culprit}"
     return f"task error: {file}: the templates do not parse together: {whole}"
+
+
+def _every_variable(task: Task) -> tuple[str, ...]:
+    """Every canonical variable, when the task asks P4's exploration to reach the traced states."""
+    return tuple(v.name for v in task.vocabulary.variables) if task.invariants.reach else ()
 
 
 def work_module_name(task: Task) -> str:
@@ -131,7 +149,8 @@ def work_lines(task: Task, mark: str) -> list[str]:
 
 
 def check_module(task: Task, mapping: Mapping, mark: str, templates: Sequence[InvariantTemplate] | None = None,
-                 constraint: bool = True, extends: Sequence[str] = (), history: Sequence[str] = ()) -> str:
+                 constraint: bool = True, extends: Sequence[str] = (), history: Sequence[str] = (),
+                 traced: _Traced | None = None) -> str:
     reader = _Reader(task, mapping)
     lines = [*history, f"SysmoCanon == INSTANCE {canon_module_name(task)} WITH\n    {mapping.substitutions()}",
              *reader.lines()]
@@ -141,7 +160,9 @@ def check_module(task: Task, mapping: Mapping, mark: str, templates: Sequence[In
     if constraint and task.invariants.constraint:
         lines.append(f"{PREFIX}{CONSTRAINT} == {reader.state_level(CONSTRAINT, _constraint_reads(task))}")
     lines += work_lines(task, mark) + reach_lines(templates, mark, reader)
-    return modules.module(check_module_name(task), "\n".join(lines), extends or (task.module,))
+    if traced is not None:
+        lines += traced.lines(task, mapping, mark, reader)
+    return modules.module(check_module_name(task), "\n".join(lines), tuple(extends) or (task.module,))
 
 
 @dataclass(frozen=True)
@@ -178,10 +199,135 @@ class _Reader:
         call = f"SysmoCanonAt({', '.join(f'SysmoHeld_{n}' for n in self.built)})!{name}"
         return f"\n    LET {held}\n    IN " + " /\\ ".join([*whole, call])
 
+    def value_level(self, name: str) -> str:
+        """A canonical definition that is a value, not a predicate, read once per state."""
+        if not self.built:
+            return f"SysmoCanon!{name}"
+        held = "\n        ".join(f"SysmoHeld_{n} == SysmoMapped_{n}" for n in self.built)
+        return f"\n    LET {held}\n    IN SysmoCanonAt({', '.join(f'SysmoHeld_{n}' for n in self.built)})!{name}"
+
     def _function(self, variable: str) -> bool:
         """Only functions are built lazily by TLC (a type TypeOK checks, so other values are left alone)."""
         kind = self.task.vocabulary_type(variable)
         return "->" in kind or "Seq(" in kind
+
+
+TRACED_KEY = "SysmoTracedKey"
+WITHIN = "SysmoReachWithin"
+TRACED_LABEL = "traced"
+WITHIN_LABEL = "within"
+#: The TLC registers that remember a traced state was reached (one per distinct reading).
+TRACED_REGISTER = 30_000
+#: The register that counts the explored states printed for the check beyond the traces, and
+#: how many are printed (in breadth-first order; a sample of them is judged, see ``_beyond``).
+SAMPLED_REGISTER = 29_999
+SAMPLED_LABEL = "sampled"
+SAMPLED_PRINTED = 240
+
+
+@dataclass(frozen=True)
+class _Traced:
+    """The traced states of the real system, for a task whose reference reaches them within P4's
+    bounds: a spec's P4 counts only as far as its exploration reaches them too (a spec whose
+    actions do nothing keeps every template, vacuously, in the one state it has).  A state is
+    reached when an explored state reads, on the variables the mapping models, as it does; those
+    the task's constraint rules out are not asked for."""
+
+    full: tuple[str, ...]  # each distinct traced state, as a record over every canonical variable
+    keys: tuple[str, ...]  # the distinct readings of those on the modelled variables
+    key_of: tuple[int, ...]  # for each full state, its reading's place in ``keys`` (from 1)
+    #: Whether the run prints the first states it explores that no trace shows (their readings
+    #: are whole canonical states only when the mapping models every variable).
+    sample: bool = False
+
+    @classmethod
+    def of(cls, corpus: Corpus, modelled: Sequence[str], names: TMapping[str, Any],
+           unrepresentable: frozenset[str] = frozenset(), sample: bool = False) -> _Traced:
+        """The traced states, their names (``t1``) written as the spec's cfg names them (``names``);
+        those the mapping cannot represent are not asked for (P3 charged them, once)."""
+        full: dict[str, int] = {}
+        keys: dict[str, int] = {}
+        key_of = []
+        for trace in corpus.traces:
+            for state in trace.states:
+                if record_literal(state) in unrepresentable:
+                    continue
+                state = _renamed(state, names)
+                text = record_literal(state)
+                if text in full:
+                    continue
+                full[text] = len(full)
+                key = record_literal({v: state[v] for v in modelled})
+                key_of.append(keys.setdefault(key, len(keys) + 1))
+        return cls(tuple(full), tuple(keys), tuple(key_of), sample)
+
+    def lines(self, task: Task, mapping: Mapping, mark: str, reader: _Reader) -> list[str]:
+        variables = {v.name: f"sysmo_t.{v.name}" for v in task.vocabulary.variables}
+        index = " @@ ".join(f"({key} :> {k})" for k, key in enumerate(self.keys, start=1))
+        return [
+            f"SysmoTracedFull == <<{', '.join(self.full)}>>",
+            f"SysmoTracedKeyOf == <<{', '.join(map(str, self.key_of))}>>",
+            f"SysmoTracedAt(sysmo_t) == INSTANCE {canon_module_name(task)} WITH\n    "
+            + mapping.substitutions(variables, every=True),
+            "SysmoTracedWithin == {SysmoTracedKeyOf[sysmo_k] : sysmo_k \\in "
+            f"{{sysmo_k \\in 1..Len(SysmoTracedFull) : SysmoTracedAt(SysmoTracedFull[sysmo_k])!{WITHIN}}}}}",
+            f'ASSUME PrintT(<<"{mark}", "{WITHIN_LABEL}", SysmoTracedWithin>>)',
+            f"SysmoTracedIndex == {index}",
+            f"{PREFIX}{TRACED_KEY} == {reader.value_level(TRACED_KEY)}",
+            f"{PREFIX}{TRACED_LABEL.capitalize()} ==\n"
+            f"    LET sysmo_r == {PREFIX}{TRACED_KEY}\n"
+            f"    IN (sysmo_r \\in DOMAIN SysmoTracedIndex /\\ SysmoWork!Unseen({TRACED_REGISTER} + SysmoTracedIndex[sysmo_r])) =>\n"
+            f"        SysmoWork!Seen({TRACED_REGISTER} + SysmoTracedIndex[sysmo_r], "
+            f'<<"{mark}", "{TRACED_LABEL}", SysmoTracedIndex[sysmo_r]>>)',
+            f"ASSUME SysmoWork!ForgetAll({TRACED_REGISTER}, {TRACED_REGISTER + len(self.keys)})",
+            *(self._sampled(mark) if self.sample else ())]
+
+    @staticmethod
+    def _sampled(mark: str) -> list[str]:
+        count = f"TLCGet({SAMPLED_REGISTER})"
+        return [f"ASSUME TLCSet({SAMPLED_REGISTER}, 0)",
+                f"{PREFIX}{SAMPLED_LABEL.capitalize()} ==\n"
+                f"    \\/ {count} >= {SAMPLED_PRINTED}\n"
+                f"    \\/ LET sysmo_r == {PREFIX}{TRACED_KEY}\n"
+                f"       IN \\/ sysmo_r \\in DOMAIN SysmoTracedIndex\n"
+                f"          \\/ TLCSet({SAMPLED_REGISTER}, {count} + 1) /\\ PrintT(<<\"{mark}\", \"{SAMPLED_LABEL}\", sysmo_r>>)"]
+
+
+def _renamed(value: Any, names: TMapping[str, Any]) -> Any:
+    """A trace's JSON value with the names of its processes (a function's keys, strings) swapped."""
+    if isinstance(value, str):
+        return names.get(value, value)
+    if isinstance(value, list):
+        return [_renamed(v, names) for v in value]
+    if isinstance(value, dict):
+        return {names.get(k, k): _renamed(v, names) for k, v in value.items()}
+    return value
+
+
+def traced_names(config: Config, mapping: Mapping, constants: TMapping[str, Any]) -> dict[str, Any] | None:
+    """How the spec's cfg names what the traces name (the traces' threads ``t1``..``t3`` are the
+    cfg's ``"a"``..``"c"``, matched in sorted order: the processes of these systems are alike),
+    or None when the cfg runs another instance of the system than the traces (another number
+    of processes, values it does not give, model values) and no traced state can be asked of it."""
+    given = config.constants()
+    names: dict[str, Any] = {}
+    for canonical, expr in mapping.constants:
+        value = constants.get(canonical)
+        if not isinstance(value, list):
+            continue  # a bound (N, MaxTerm): the task's ``reach`` predicate reads it at the cfg's value
+        text = given.get(expr.strip())
+        try:
+            mine = parse_value(text) if text is not None else None
+        except ValueParseError:
+            return None
+        if not isinstance(mine, frozenset) or len(mine) != len(value) \
+                or not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in (*mine, *value)):
+            return None
+        if all(isinstance(v, str) for v in (*mine, *value)):
+            names.update(zip(sorted(map(str, value)), sorted(map(str, mine))))
+        elif set(value) != set(mine):
+            return None
+    return names
 
 
 HISTORY_SPEC = "SysmoHistorySpec"
@@ -289,6 +435,13 @@ class _Checker:
         #: Templates whose premise held in a state some run explored (None: premises not tracked,
         #: as for templates an evaluator restated in the spec's own names).
         self.reached: set[str] | None = None
+        #: The traced states asked for (None: not asked, see ``_Traced``), and those reached.
+        self.traced: set[int] | None = None
+        self.traced_reached: set[int] = set()
+        #: How the cfg names the traces' processes, and the first untraced states explored (by
+        #: their text; None: not asked), for the check beyond the traces.
+        self.names: dict[str, Any] | None = None
+        self.sampled: dict[str, Any] | None = None
 
     @classmethod
     def mapped(cls, ctx: CellContext, mapping: Mapping, config: Config, modelled: _Modelled) -> _Checker:
@@ -296,14 +449,35 @@ class _Checker:
         history, config = history_run(mapping, ctx.spec_modules(), config)
         if modelled.constraint:
             config = config.with_section("CONSTRAINT", [PREFIX + CONSTRAINT])
-        if any(t.premise for t in templates):  # last: only the states the other bounds keep count
-            config = config.with_section("CONSTRAINT", [PREFIX + REACH])
+        # Marks are invariants, not constraints: TLC evaluates an invariant once per distinct state
+        # the bounds keep, a constraint once per successor generated (hundreds of times as many);
+        # first, so that a template's violation does not leave its own state unmarked.
+        if any(t.premise for t in templates):
+            config = config.with_section("INVARIANT", [PREFIX + REACH], first=True)
+        readings = [v.canonical for v in mapping.variables]
+        traced = None
+        if task.invariants.reach and readings:
+            corpus = load_corpus(ctx.traces_dir / task.name, task)
+            names = traced_names(config, mapping, corpus.constants)
+            whole = not mapping.unmodelled and BEYOND_TRACES
+            traced = _Traced.of(corpus, readings, names, _unrepresentable(ctx, mapping, corpus), whole) \
+                if corpus.traces and names is not None else None
+        if traced is not None:
+            config = config.with_section("INVARIANT", [PREFIX + TRACED_LABEL.capitalize()], first=True)
+        if traced is not None and traced.sample:
+            config = config.with_section("INVARIANT", [PREFIX + SAMPLED_LABEL.capitalize()], first=True)
         checker = cls(ctx, {
-            f"{canon_module_name(task)}.tla": canon_module(task, templates, modelled.constraint),
+            f"{canon_module_name(task)}.tla": canon_module(task, templates, modelled.constraint,
+                                                           readings if traced is not None else ()),
             f"{check_module_name(task)}.tla": check_module(task, mapping, work_mark(ctx), templates, modelled.constraint,
-                                                           ctx.mapping_extends(), history),
+                                                           ctx.mapping_extends(), history, traced),
         }, config)
         checker.reached = set()
+        if traced is not None:
+            checker.traced = set()
+            checker.names = names
+        if traced is not None and traced.sample:
+            checker.sampled = {}
         return checker
 
     def run(self, job: str, keyword: str, names: list[str], also: Sequence[tuple[str, list[str]]] = ()) -> TlcResult:
@@ -326,9 +500,18 @@ class _Checker:
         if run.result.verdict is Verdict.PARSE_ERROR:
             # The spec passed SANY on its own: what does not parse is the mapping in it.
             raise _Unparsable(f"the mapped templates do not parse against the spec: {run.result.summary()}")
+        marks = _work.marked(run.result, self.mark)
         if self.reached is not None:
-            self.reached |= {v[2] for v in _work.marked(run.result, self.mark)
-                             if isinstance(v, tuple) and len(v) == 3 and v[1] == PREMISE_LABEL}
+            self.reached |= {v[2] for v in marks if isinstance(v, tuple) and len(v) == 3 and v[1] == PREMISE_LABEL}
+        if self.traced is not None:
+            for value in marks:
+                if isinstance(value, tuple) and len(value) == 3 and value[1] == WITHIN_LABEL and isinstance(value[2], frozenset):
+                    self.traced = {k for k in value[2] if isinstance(k, int)}
+                elif isinstance(value, tuple) and len(value) == 3 and value[1] == TRACED_LABEL and isinstance(value[2], int):
+                    self.traced_reached.add(value[2])
+                elif self.sampled is not None and isinstance(value, tuple) and len(value) == 3 \
+                        and value[1] == SAMPLED_LABEL:
+                    self.sampled.setdefault(format_value(value[2]), value[2])
         if run.result.verdict is Verdict.INCOMPLETE and _work.bound_reached(run.result, self.mark):
             # The work bound ended it: a verdict on the explored part, as a finished run is.
             note = f"{BOUNDED_NOTE} ({run.result.states_generated} generated, {run.result.distinct_states} distinct)"
@@ -487,9 +670,9 @@ def _liveness(checker: _Checker, templates: list[InvariantTemplate], together: b
     one per template); TLC 2.15 does not say which property a counterexample violates, so any
     other outcome is settled one template at a time."""
     if together and len(templates) > 1:
-        together = checker.run("liveness", "PROPERTY", [t.name for t in templates])
-        if together.verdict in (Verdict.OK, Verdict.OUTPUT_LIMIT):
-            return [_verdict_outcome(checker, t, together, violated=False) for t in templates]
+        combined = checker.run("liveness", "PROPERTY", [t.name for t in templates])
+        if combined.verdict in (Verdict.OK, Verdict.OUTPUT_LIMIT):
+            return [_verdict_outcome(checker, t, combined, violated=False) for t in templates]
     outcomes: list[TemplateOutcome] = []
     for template in templates:
         result = checker.run(f"liveness-{template.name}", "PROPERTY", [template.name])
@@ -566,38 +749,35 @@ def _translated(ctx: CellContext, config: Config) -> tuple[_Checker, list[Templa
     return checker, rejected, info
 
 
-@dataclass(frozen=True)
-class _Fit:
-    """How far the traces trust a mapping: ``problem`` when it cannot be used at all (it does
-    not evaluate), else the share of distinct trace states it represents (maps there and back)."""
-
-    problem: str | None = None
-    represented: int = 0
-    checked: int = 0
-    lost_reason: str = ""
-
-    @property
-    def share(self) -> float:
-        return self.represented / self.checked if self.checked else 1.0
-
-
-def _mapping_fit(ctx: CellContext, mapping: Mapping) -> _Fit:
-    """P4 judges the spec through the mapping whatever the round trip says (a coarser spec may
-    not represent every traced state), but trusts it only as far as the traces do: the score is
-    scaled by the share of trace states it represents, so a mapping that misreads the spec's
-    states to hide a violation loses at least what it hides."""
+def _mapping_problem(ctx: CellContext, mapping: Mapping) -> str | None:
+    """Why the mapping cannot be used at all (it does not evaluate against the traces, or no
+    traced state maps back through it), else None.  P4 judges the spec through the mapping
+    whatever else the round trip says (a coarser spec may not represent every traced state):
+    P3 charged what it cannot represent, and P4 counts only as far as the spec reaches the
+    traced states (``_reach_scaled``)."""
     if not mapping.needs_check:
-        return _Fit()
+        return None
     corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
     if not corpus.traces:
-        return _Fit()
+        return None
     try:
         codec, _ = prepare_codec(ctx, mapping, corpus)
     except MappingProblem as exc:
-        return _Fit(str(exc))
+        return str(exc)
     if codec.lost and len(codec.lost) >= codec.checked:
-        return _Fit(codec.lost_reason)
-    return _Fit(None, codec.checked - len(codec.lost), codec.checked, codec.lost_reason)
+        return codec.lost_reason
+    return None
+
+
+def _unrepresentable(ctx: CellContext, mapping: Mapping, corpus: Corpus) -> frozenset[str]:
+    """The traced states no spec state maps back onto (the round trip P3 made, memoised)."""
+    if not mapping.needs_check:
+        return frozenset()
+    try:
+        codec, _ = prepare_codec(ctx, mapping, corpus)
+    except MappingProblem:
+        return frozenset()
+    return codec.lost
 
 
 def _modelled_info(task: Task, mapping: Mapping, modelled: _Modelled) -> dict[str, Any]:
@@ -634,13 +814,12 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
     if clash is not None:
         return clash
     mapping, inferred = given_or_inferred(ctx)
-    fit = _Fit()
     if mapping is not None:
         modelled = _Modelled.of(ctx.task, mapping)
         info: dict[str, Any] = {"mapping": mapping.describe(), **inferred, **_modelled_info(ctx.task, mapping, modelled)}
-        fit = _mapping_fit(ctx, mapping)
-        if fit.problem is not None:
-            return _does_not_fit(fit.problem, info)
+        problem = _mapping_problem(ctx, mapping)
+        if problem is not None:
+            return _does_not_fit(problem, info)
         try:
             checker = _Checker.mapped(ctx, mapping, config, modelled)
         except MappingProblem as exc:
@@ -663,20 +842,30 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
     outcomes = _order(ctx.task, outcomes)
     verdict = template_verdict(outcomes, {**info, "cfg_removed": removed + stripped,
                                           "work_bound": {"generated": ctx.task.invariants.generated}}, candidate.tla or "")
-    return _scaled(verdict, fit)
+    verdict = _reach_scaled(verdict, checker)
+    if mapping is not None and checker.sampled is not None:
+        verdict = beyond_traces(ctx, mapping, checker.sampled.values(), checker.names or {}, verdict)
+    return verdict
 
 
-def _scaled(verdict: PhaseResult, fit: _Fit) -> PhaseResult:
-    """The template score times the share of trace states the mapping represents."""
-    if fit.share >= 1.0 or verdict.score is None:
+def _reach_scaled(verdict: PhaseResult, checker: _Checker) -> PhaseResult:
+    """The template score times the share of the traced states (within the task's bounds) that
+    the spec's exploration reaches: a template kept in states the system never leaves for says
+    little, and a spec that reaches one state keeps them all.  States the mapping cannot
+    represent are not charged again here: P3 charged them."""
+    asked = checker.traced
+    if not asked or verdict.score is None:
         return verdict
-    score = round(verdict.score * fit.share, 6)
-    note = (f"scaled by the {fit.represented} of {fit.checked} trace states the mapping represents "
-            f"(templates alone: {verdict.score:g}); {fit.lost_reason}")
+    reached = len(checker.traced_reached & asked)
+    details = {**verdict.details, "traced_states": f"{reached} of {len(asked)}"}
+    if reached >= len(asked):
+        return dataclasses.replace(verdict, details=details)
+    score = round(verdict.score * reached / len(asked), 6)
+    note = (f"scaled by the {reached} of {len(asked)} traced states (read on the variables the mapping models, "
+            f"within the task's constraint) its exploration reaches (templates alone: {verdict.score:g})")
     return dataclasses.replace(verdict, status=Status.FAILED, score=score, reason=f"{verdict.reason}\n{note}",
-                               details={**verdict.details, "represented": f"{fit.represented} of {fit.checked} trace states",
-                                        "templates_score": verdict.score,
-                                        "failure_class": verdict.details.get("failure_class", "mapping_does_not_fit")})
+                               details={**details, "templates_score": verdict.score,
+                                        "failure_class": verdict.details.get("failure_class", "unreached_states")})
 
 
 def template_verdict(outcomes: list[TemplateOutcome], info: dict[str, Any], spec: str = "") -> PhaseResult:

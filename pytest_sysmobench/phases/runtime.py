@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, Sequence
+from typing import Any, Iterable, Mapping as TMapping, Sequence
 
 from ..failures import runtime_class
 from ..scoring import PhaseResult, Status
@@ -32,6 +32,7 @@ from . import _work
 from ._codec import MappingProblem, check_module, conj, prepare_codec, tla_tuple, work_files
 from ._context import CellContext
 from ._infer import given_or_inferred
+from ._precision import moving
 
 CLEAN = frozenset({Verdict.OK})
 BOUND = "SysmoBound"
@@ -146,8 +147,9 @@ def not_to_cover(spec: str, targets: Sequence[str] = ()) -> list[str]:
 
 
 def coverage(sims: list[TlcResult], bfs: TlcResult | None = None, module: str = "",
-             spec: str = "", missing: Sequence[str] = (), ignored: Sequence[str] = (),
-             along_traces: TlcResult | None = None, exhaustive: bool = False) -> tuple[float, dict[str, Any]]:
+             spec: str = "", missing: Iterable[str] = (), ignored: Sequence[str] = (),
+             along_traces: TlcResult | None = None, exhaustive: bool = False,
+             inert: TMapping[str, Sequence[str]] | None = None) -> tuple[float, dict[str, Any]]:
     """(fired - erroneous) / (all + missing), over every action the BFS or any simulation
     reported and every target action the spec does not have (``missing``: never fired), less
     the ``ignored`` ones (see :func:`not_to_cover`).
@@ -182,11 +184,12 @@ def coverage(sims: list[TlcResult], bfs: TlcResult | None = None, module: str = 
                 erroneous.add(failing)
     left_out = sorted(all_actions & set(ignored))
     all_actions -= set(ignored)
-    covered = set(seen_by) - set(ignored)
+    inert = dict(inert or {})
+    covered = set(seen_by) - set(ignored) - set(inert)
     absent = sorted(set(missing) - all_actions)
     total = len(all_actions) + len(absent)
     score = len(covered - erroneous) / total if total else 0.0
-    never = sorted(all_actions - covered)
+    never = sorted(all_actions - covered - set(inert))
     return score, {
         "actions": sorted(all_actions),
         "covered": sorted(covered),
@@ -198,6 +201,7 @@ def coverage(sims: list[TlcResult], bfs: TlcResult | None = None, module: str = 
         "erroneous": sorted(erroneous),
         "not_in_spec": absent,
         "not_covered": left_out,
+        "inert": {name: list(actions) for name, actions in sorted(inert.items())},
     }
 
 
@@ -233,6 +237,41 @@ SysmoInit ==
                   ctx.task.runtime.budget_s, work_bound=lambda result: _work.bound_reached(result, module.mark))
     result = _finished(run.result, module.mark)
     return result, "" if result.verdict is Verdict.OK else result.summary()
+
+
+def _inert(ctx: CellContext, mapping: Mapping | None, bfs: TlcResult, cov: TMapping[str, Any]) -> dict[str, list[str]]:
+    """The spec's actions that fired only by steps that change nothing, where the system's
+    counterpart does change the state: a spec whose actions are all ``UNCHANGED vars`` runs
+    without error and "fires" every action, and models nothing.  An action that produced a new
+    state in the BFS changed it; the others mapped from target actions the traces show changing
+    the state take one step from every traced state, and an action none of whose mapped
+    canonical actions changes the state there is inert.  Actions the system itself only ever
+    takes as no-ops (a failed ``try_lock``) are never inert."""
+    if mapping is None:
+        return {}
+    corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
+    moving_in_system = {w.action for t in corpus.traces for w in t.windows() if w.pre != w.post}
+    suspects = {name for name in cov["covered"] if bfs.coverage.get(name) is None or not bfs.coverage[name].distinct}
+    missing = ctx.missing_actions(mapping)
+    operators = {a: {c.action for c in mapping.action(a).calls} for a in ctx.task.target_actions}
+    asked = [a for a in ctx.task.target_actions
+             if a in moving_in_system and a not in missing and operators[a] and operators[a] <= suspects]
+    if not asked:
+        return {}
+    try:
+        codec, config = prepare_codec(ctx, mapping, corpus)
+    except MappingProblem:
+        return {}
+    moved = moving(ctx, codec, config, corpus, asked)
+    if moved is None:
+        return {}
+    still = [a for a in asked if a not in moved]
+    found: dict[str, list[str]] = {}
+    for name in suspects:
+        mine = [a for a in ctx.task.target_actions if a in moving_in_system and name in operators[a]]
+        if mine and all(a in still for a in mine):
+            found[name] = mine
+    return found
 
 
 def _exhaustive(raw_bfs: TlcResult, ctx: CellContext) -> bool:
@@ -281,10 +320,14 @@ def check_runtime(ctx: CellContext) -> PhaseResult:
     exhaustive = _exhaustive(raw_bfs, ctx)
     score, cov = coverage(sims, bfs, ctx.module, spec, missing, ignored, exhaustive=exhaustive)
     traced: dict[str, Any] = {}
+    along: TlcResult | None = None
     if cov["never_fired"] and runtime_ok and not exhaustive:
         along, why_not = _along_traces(ctx, mapping)
         score, cov = coverage(sims, bfs, ctx.module, spec, missing, ignored, along, exhaustive)
         traced = {"along_traces": why_not or "one step from every traced state"}
+    inert = _inert(ctx, mapping, bfs, cov) if runtime_ok else {}
+    if inert:
+        score, cov = coverage(sims, bfs, ctx.module, spec, missing, ignored, along, exhaustive, inert)
     details: dict[str, Any] = {
         "runtime_check": runtime_ok,
         "bfs_verdict": bfs.verdict.value,
@@ -292,6 +335,7 @@ def check_runtime(ctx: CellContext) -> PhaseResult:
                       "generated": ctx.task.runtime.bfs_generated},
         "work_bound_reached": raw_bfs is not bfs,
         "distinct_states": bfs.distinct_states,
+        "reference_distinct_states": ctx.task.runtime.reference_states or None,
         "states_generated": bfs.states_generated,
         "cfg_removed": removed,
         **cov,
@@ -310,10 +354,11 @@ def check_runtime(ctx: CellContext) -> PhaseResult:
         details["simulation_error"] = sim_errors[0].summary()
     aside = f"; not counted: {', '.join(cov['not_covered'])} (PlusCal's stuttering at termination)" \
         if cov["not_covered"] else ""
+    theirs = f"; the reference's: {ctx.task.runtime.reference_states}" if ctx.task.runtime.reference_states else ""
     if score >= 1.0:
         return PhaseResult("runtime", Status.PASSED, 1.0, "no runtime error; every action fired "
-                           f"({bfs.distinct_states} distinct states in the bounded BFS){aside}", details)
-    reason = f"coverage {score:.2f}{aside}"
+                           f"({bfs.distinct_states} distinct states in the bounded BFS{theirs}){aside}", details)
+    reason = f"coverage {score:.2f} ({bfs.distinct_states} distinct states in the bounded BFS{theirs}){aside}"
     if cov["never_enabled"]:
         reason += f"; never fired, never enabled (the BFS explored every reachable state): {', '.join(cov['never_enabled'])}"
     if cov["not_reached"]:
@@ -323,6 +368,9 @@ def check_runtime(ctx: CellContext) -> PhaseResult:
         reason += f"; target actions the spec does not have (counted as never fired): {', '.join(cov['not_in_spec'])}"
     if cov["erroneous"]:
         reason += f"; ended in an error: {', '.join(cov['erroneous'])}"
+    if cov["inert"]:
+        reason += ("; inert (its steps never change the state, from any explored or traced state, where the "
+                   f"system's do): {', '.join(cov['inert'])}")
     if sim_errors:
         reason += f" ({sim_errors[0].summary()})"
     if not cov["actions"] and not cov["not_in_spec"]:
