@@ -228,7 +228,7 @@ class BenchmarkSession:
         labels: list[str] = []
         for entry in options.models:
             try:
-                source = resolve_source(entry, options.rootdir, models.source, models.agent)
+                source = resolve_source(entry, options.rootdir, models.source, models.agent, options.traces_dir)
                 sources[source.name] = source
                 labels.append(source.name)
             except (UnknownModel, ModelConfigError, MethodError) as exc:

@@ -31,8 +31,8 @@ from ..scoring import (PHASES, REPAIRED_PHASES, WEIGHTS, Cause, Charge, PhaseRes
                        repaired_composite)
 from . import html as html_report
 from .charges import cell_charge, charge_of
-from .records import (JSON, SCHEMA, Board, CellRow, ModelRow, PhaseCell, RepairCell, Selection, TaskRow, as_board,
-                      real)
+from .records import (JSON, SCHEMA, Board, CellRow, ConformanceRates, ModelRow, PhaseCell, RepairCell, Selection,
+                      TaskRow, as_board, real)
 
 Record = Mapping[str, JSON]
 
@@ -100,8 +100,12 @@ def _phase(record: Record) -> PhaseCell:
     failed = klass and record["status"] == Status.FAILED.value
     fraction = record.get("template_fraction", (record.get("details") or {}).get("fraction")) \
         if record.get("phase") == "invariants" else None
+    rates = None
+    if record.get("phase") == "conformance":
+        rates = ConformanceRates.from_json(record["rates"]) if record.get("rates") is not None \
+            else ConformanceRates.of_details(record.get("details") or {})
     return PhaseCell(record.get("score"), record["status"], record.get("reason", ""), charged_to, cause,
-                     klass if failed else None, real(fraction))
+                     klass if failed else None, real(fraction), rates)
 
 
 def _phase_counts(cell: CellRow, phase: str) -> bool:
@@ -284,6 +288,7 @@ def records_of(board: Board | Mapping[str, JSON]) -> list[dict[str, JSON]]:
                             "status": result.status, "score": result.score, "reason": result.reason,
                             "charged_to": result.charged_to, "cause": result.cause,
                             "failure_class": result.failure_class, "template_fraction": result.template_fraction,
+                            "rates": result.rates.to_json() if result.rates is not None else None,
                             "run_id": run,
                             "generation": cell.generation, "cell_evaluator": cell.evaluator,
                             **_repair_record(cell, phase)})

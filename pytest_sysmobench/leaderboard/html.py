@@ -66,6 +66,7 @@ svg text{font:11px system-ui,sans-serif;fill:#1f2328}.legend span{display:inline
 small.why{color:#57606a;margin-left:4px}details.help,details.fold{margin:4px 0 12px;font-size:12.5px}
 details.help dl{display:grid;grid-template-columns:max-content auto;gap:2px 12px;margin:6px 0}
 details.help dt{font-weight:600}details.help dd{margin:0;color:#57606a}
+table.rates{font-size:12px;color:#57606a}table.rates td,table.rates th{padding:1px 6px}
 """
 
 
@@ -196,7 +197,7 @@ def _cells_table(cells: Iterable[CellRow], folders: str | None) -> str:
 
 
 def _kind(model: str) -> str:
-    for prefix, kind in (("agent:", "agent"), ("replay:", "replay"), ("mutant:", "mutant")):
+    for prefix, kind in (("agent:", "agent"), ("replay:", "replay"), ("mutant:", "mutant"), ("floor:", "floor")):
         if model.startswith(prefix):
             return kind
     return "reference" if model == "reference" else "model"
@@ -250,13 +251,29 @@ def _phase_cell(result: PhaseCell | None) -> str:
     if result.template_fraction is not None and result.template_fraction != score:
         shown += (' <small title="the original benchmark\'s share of templates held">'
                   f"{_number(result.template_fraction)} held</small>")
+    if result.rates is not None and result.rates.window_pass_rate is not None:
+        shown += (' <small title="the share of all windows that passed (the original\'s raw rate), beside the '
+                  f'zero-tolerance score">{_number(result.rates.window_pass_rate)} of windows</small>')
     css = status if status in ("passed", "failed") else "other"
     if not result.is_spec:  # the spec's outcomes are the default and go unmarked
         shown += f'<small class="charge">benchmark: {_e(result.cause)}</small>'
     if not result.reason:
         return f'<td class="{css}">{shown}</td>'
     return (f'<td class="{css}"><details><summary title="show why">{shown}<small class="why">why</small></summary>'
-            f"<div>{_e(_cut(result.reason))}</div></details></td>")
+            f"<div>{_e(_cut(result.reason))}</div>{_rates(result)}</details></td>")
+
+
+def _rates(result: PhaseCell) -> str:
+    """P3's raw rates per action: windows passed (recall) and traced states with no step the
+    system cannot take (precision)."""
+    rates = result.rates
+    if rates is None or not rates.actions:
+        return ""
+    rows = "".join(f"<tr><td>{_e(name)}</td><td>{a.passed}/{a.windows}</td>"
+                   f"<td>{'-' if a.states is None else f'{a.precise}/{a.states}'}</td></tr>" for name, a in rates.actions)
+    change = "" if rates.on_change is None else f"<p>P3 over the windows that change the state: {_number(rates.on_change)}</p>"
+    return (f'<table class="rates"><tr><th>action</th><th>windows passed</th><th>states without an extra step</th></tr>'
+            f"{rows}</table>{change}")
 
 
 def _groups_table(groups: tuple[TaskRow, ...]) -> str:

@@ -30,6 +30,78 @@ _Row = TypeVar("_Row")
 
 
 @dataclass(frozen=True)
+class ActionRates:
+    """One action's raw P3 rates: windows passed of all its windows (recall), and traced states
+    at which the spec took no step of it the system cannot, of all judged (precision; None when
+    not judged)."""
+
+    passed: int
+    windows: int
+    precise: int | None = None
+    states: int | None = None
+
+    def to_json(self) -> JSON:
+        data: dict[str, JSON] = {"windows": [self.passed, self.windows]}
+        if self.precise is not None and self.states is not None:
+            data["states"] = [self.precise, self.states]
+        return data
+
+    @classmethod
+    def from_json(cls, data: JSON) -> ActionRates | None:
+        windows, states = _pair(mapping(data).get("windows")), _pair(mapping(data).get("states"))
+        if windows is None:
+            return None
+        return cls(*windows, *(states if states is not None else (None, None)))
+
+
+@dataclass(frozen=True)
+class ConformanceRates:
+    """P3's raw rates beside its zero-tolerance score, as the original keeps its window rate:
+    every window, the windows that change the state, and each action both ways."""
+
+    window_pass_rate: float | None
+    on_change: float | None
+    actions: tuple[tuple[str, ActionRates], ...]
+
+    def to_json(self) -> JSON:
+        return {"window_pass_rate": self.window_pass_rate, "p3_on_change": self.on_change,
+                "actions": {name: rates.to_json() for name, rates in self.actions}}
+
+    @classmethod
+    def from_json(cls, data: JSON) -> ConformanceRates | None:
+        data = mapping(data)
+        if not data:
+            return None
+        actions = [(str(name), ActionRates.from_json(value)) for name, value in mapping(data.get("actions")).items()]
+        return cls(real(data.get("window_pass_rate")), real(data.get("p3_on_change")),
+                   tuple((name, rates) for name, rates in actions if rates is not None))
+
+    @classmethod
+    def of_details(cls, details: Mapping[str, JSON]) -> ConformanceRates | None:
+        """From a P3 result's details (which the worker's record carries)."""
+        actions = []
+        for name, value in mapping(details.get("actions")).items():
+            value = mapping(value)
+            precision = mapping(value.get("precision"))
+            passed, windows = count(value.get("passed")), count(value.get("windows"))
+            if passed is None or windows is None:
+                continue
+            actions.append((str(name), ActionRates(passed, windows, count(precision.get("precise")),
+                                                   count(precision.get("states")))))
+        if not actions:
+            return None
+        return cls(real(details.get("window_pass_rate")), real(details.get("p3_on_change")), tuple(actions))
+
+
+def _pair(value: JSON) -> tuple[int, int] | None:
+    if isinstance(value, list) and len(value) == 2:
+        first, second = count(value[0]), count(value[1])
+        if first is not None and second is not None and first <= second:
+            return first, second
+    return None
+
+
+@dataclass(frozen=True)
 class PhaseCell:
     """One phase of one cell.  Who it is charged to is always filled in, so that every reader
     counts it the same way: a score the spec is answerable for, or none, with the cause."""
@@ -43,6 +115,8 @@ class PhaseCell:
     failure_class: str | None = None
     #: P4: the original benchmark's plain share of its templates held, beside our weighted score.
     template_fraction: float | None = None
+    #: P3: the raw rates behind its zero-tolerance score.
+    rates: ConformanceRates | None = None
 
     @property
     def is_spec(self) -> bool:
@@ -59,6 +133,8 @@ class PhaseCell:
             data["failure_class"] = self.failure_class
         if self.template_fraction is not None:
             data["template_fraction"] = self.template_fraction
+        if self.rates is not None:
+            data["rates"] = self.rates.to_json()
         return data
 
     @classmethod
@@ -68,7 +144,7 @@ class PhaseCell:
         charged_to, cause = charge_of({"score": score, "status": status, "reason": reason,
                                        "charged_to": data.get("charged_to"), "cause": data.get("cause")})
         return cls(score, status, reason, charged_to, cause, text(data.get("failure_class")) or None,
-                   real(data.get("template_fraction")))
+                   real(data.get("template_fraction")), ConformanceRates.from_json(data.get("rates")))
 
 
 #: A repair the benchmark could not finish: the cell has no repaired composite.

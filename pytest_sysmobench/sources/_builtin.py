@@ -140,14 +140,23 @@ def _modules_beside(folder: Path, root: Path) -> tuple[tuple[str, str], ...]:
 
 
 def resolve_source(entry: str, rootdir: Path, generated: Callable[[str], SpecSource] | None = None,
-                   agent: Callable[[str], SpecSource] | None = None) -> SpecSource:
+                   agent: Callable[[str], SpecSource] | None = None, traces_dir: Path | None = None) -> SpecSource:
     """A --sysmobench-models entry: a built-in source, an agent (``agent:NAME``), or else a model
     to ask through litellm."""
+    from ._floor import FLOORS, PREFIX, FloorSource
+
     entry = entry.strip()
     if entry.startswith("agent:") and agent is not None:
         return agent(entry[len("agent:"):])
     if entry == "reference":
         return ReferenceSource()
+    if entry.startswith(PREFIX):
+        kind = entry[len(PREFIX):]
+        if kind not in FLOORS:
+            close = close_matches(kind, list(FLOORS), n=1)
+            raise UnknownModel(f"--sysmobench-models {entry}: no such floor ({'did you mean ' + PREFIX + close[0] + '? ' if close else ''}"
+                               f"known: {', '.join(PREFIX + k for k in FLOORS)})")
+        return FloorSource(kind, traces_dir or rootdir / "data" / "traces")
     if entry.startswith("mutant:") and len(entry) > len("mutant:"):
         return MutantSource(entry[len("mutant:") :])
     if entry.startswith("replay:"):
@@ -159,10 +168,10 @@ def resolve_source(entry: str, rootdir: Path, generated: Callable[[str], SpecSou
     if generated is not None and entry and ":" not in entry.split("/", 1)[0]:
         return generated(entry)
     prefix = entry.split(":", 1)[0]
-    close = close_matches(prefix, ["replay", "mutant", "agent"], n=1) if ":" in entry else []
+    close = close_matches(prefix, ["replay", "mutant", "agent", "floor"], n=1) if ":" in entry else []
     hint = f"did you mean {close[0]}:{entry.split(':', 1)[1]}? " if close else ""
     raise UnknownModel(
         f"--sysmobench-models: unknown model {entry!r} ({hint}known: 'reference', 'replay:DIR', 'mutant:NAME', "
-        "'agent:NAME', "
+        "'agent:NAME', 'floor:noop', 'floor:loose', "
         "or a litellm model id / a name from the model configuration)"
     )
