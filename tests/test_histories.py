@@ -192,7 +192,8 @@ def test_a_coarser_spec_gets_a_composite_and_its_correct_version_ranks_above_its
     """A spec with consumable channels, no notification to itself and one vote variable for
     ``proposal`` and ``currentVote``: its mapping cannot represent every traced state.  P3
     fails the windows through those states; P4 judges the spec through the mapping anyway,
-    scaled by the share of trace states the mapping represents.  A server that decides
+    scaled by the share of the traced states it can represent that its exploration reaches (the
+    others were charged in P3, once).  A server that decides
     without a quorum behind it breaks the templates that define the election."""
     scores, results = {}, {}
     for bug in (False, True):
@@ -202,6 +203,6 @@ def test_a_coarser_spec_gets_a_composite_and_its_correct_version_ranks_above_its
     assert scores[False] > scores[True], scores
     correct, broken = results[False]["invariants"], results[True]["invariants"]
     assert correct.details["templates_score"] == 1.0, correct.reason
-    assert "scaled by the" in correct.reason and "trace states the mapping represents" in correct.reason
+    assert "scaled by the" in correct.reason and "traced states" in correct.reason
     assert 0.0 < correct.score < 1.0 and broken.score < correct.score
     assert {"QuorumVoteValidity", "LeaderHasQuorum"} <= set(broken.details["defining_broken"]), broken.reason

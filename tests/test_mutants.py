@@ -36,6 +36,8 @@ def test_reference_scores_full_marks(scorer: Scorer, task) -> None:
     for phase in ("syntax", "runtime", "conformance", "invariants"):
         assert results[phase].status is Status.PASSED, (phase, results[phase].reason)
         assert results[phase].score == 1.0
+    # The figure a spec's P2 is shown beside is the reference's own, as it stands today.
+    assert results["runtime"].details["distinct_states"] == task.runtime.reference_states
 
 
 @pytest.mark.parametrize(("task", "mutant"), MUTANTS, ids=[f"{t.name}-{m.name}" for t, m in MUTANTS])
@@ -57,3 +59,7 @@ def test_mutant_is_caught_by_its_phase(scorer: Scorer, task, mutant) -> None:
     assert caught.status is Status.FAILED, f"{mutant.name} not caught by {mutant.phase}: {caught.reason}"
     assert caught.score is not None and caught.score < 1.0
     assert mutant.expect.lower() in caught.reason.lower(), caught.reason
+    if mutant.also is not None:  # a template it breaks shows in steps P3 finds the system cannot take
+        phase, expect = mutant.also
+        also = cell.result(phase)
+        assert also.status is Status.FAILED and expect.lower() in also.reason.lower(), also.reason
