@@ -25,6 +25,8 @@
    cold, and again with the verdict cache: seconds and SANY/TLC/XML runs.
 10. P3's window checks of each task's reference: the windows of every action in one TLC run
    against one run per action (no cache; runs and the jobs' own seconds).
+11. P3 of each task's reference with its extra-step (precision) check against without it (no
+   cache; the phase's seconds, its earlier phases done first): what asking the converse costs.
 
     python perf/bench.py --only 7     # one part
 """
@@ -351,10 +353,36 @@ def window_runs(work: Path) -> None:
     print(f"     {'all':<11} {totals[0]:>15.2f}s {totals[1]:>17.2f}s {totals[1] / max(totals[0], 1e-9):>5.2f}x")
 
 
+def precision_cost(work: Path) -> None:
+    """P3 of each task's reference with and without its check for extra steps."""
+    from pytest_sysmobench.phases import conformance
+
+    print("11.  P3 with its extra-step check against without it, per task's reference (no cache)")
+    print(f"     {'task':<11} {'without':>9} {'with':>9} {'ratio':>6}")
+    totals = [0.0, 0.0]
+    for task in sorted(load_tasks(ROOT / "tasks").tasks, key=lambda t: t.name):
+        row = []
+        for k, precise in enumerate((False, True)):
+            conformance.PRECISION = precise
+            try:
+                with Scorer(work / f"precision-{task.name}-{k}", use_cache=False,
+                            traces_dir=ROOT / "data" / "traces") as scorer:
+                    cell = scorer.cell(task, ReferenceSource())
+                    cell.result("runtime")
+                    start = time.perf_counter()
+                    assert cell.result("conformance").score == 1.0
+                    row.append(time.perf_counter() - start)
+            finally:
+                conformance.PRECISION = True
+            totals[k] += row[-1]
+        print(f"     {task.name:<11} {row[0]:7.2f} s {row[1]:7.2f} s {row[1] / row[0]:5.2f}x")
+    print(f"     {'all':<11} {totals[0]:7.2f} s {totals[1]:7.2f} s {totals[1] / totals[0]:5.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--only", type=int, choices=range(1, 11), help="run one part (1 and 2 run together)")
+    parser.add_argument("--only", type=int, choices=range(1, 12), help="run one part (1 and 2 run together)")
     parser.add_argument("--tasks", default="", help="part 7: these tasks only (comma-separated; default all)")
     args = parser.parse_args()
     repeat = 5 if args.quick else 15
@@ -384,6 +412,8 @@ def main() -> None:
             repair_cost(work)
         if wanted(10):
             window_runs(work)
+        if wanted(11):
+            precision_cost(work)
 
 
 if __name__ == "__main__":
