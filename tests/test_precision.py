@@ -153,6 +153,25 @@ def test_p2_counts_a_no_op_the_system_itself_takes_as_fired(scorer: Scorer) -> N
     assert sorted(runtime.details["inert"]) == ["Pop", "Push"]
 
 
+def test_p2_does_not_take_a_spec_operator_for_the_canonical_action_of_the_same_name(scorer: Scorer,
+                                                                                    tmp_path: Path) -> None:
+    """The spec's own ``TryLock`` is a blocking request; the canonical TryLock is mapped to an
+    operator it does not define.  The two names are not one name space: the canonical action is
+    still missing."""
+    text = EXACT_SPIN.replace("TryLock(t) ==", "Attempt(t) ==").replace(
+        "Unlock(t) ==", "TryLock(t) == pc[t] = \"idle\" /\\ pc' = [pc EXCEPT ![t] = \"spinning\"] /\\ "
+                        "UNCHANGED <<locked, request>>\nUnlock(t) ==").replace(
+        "\\/ TryLock(t) \\/", "\\/ Attempt(t) \\/ TryLock(t) \\/")
+    assert text.count("Attempt(t)") == 2 and text.count("TryLock(t) ==") == 1, text
+    source = _spin(tmp_path, text)
+    (tmp_path / "spin" / "mapping.yaml").write_text(
+        "variables: {locked: {var: locked}, pc: {var: pc}, request: {var: request}}\n"
+        "actions: {Lock: Lock, Acquire: Acquire, TryLock: TryAcquire, TryLockFail: TryLockFail, Unlock: Unlock}\n")
+    runtime = scorer.cell(SPIN, source).result("runtime")
+    assert runtime.details["not_in_spec"] == ["TryLock"], runtime.reason
+    assert runtime.score < 1.0 and "TryLock" in runtime.reason
+
+
 def test_a_ring_whose_calls_may_fail_when_they_need_not_loses_p3(scorer: Scorer, tmp_path: Path) -> None:
     source = _reference_with(tmp_path, "ringbuffer", ("    /\\ sent < N\n    /\\ Full\n", "    /\\ sent < N\n"),
                              ("    /\\ recv < N\n    /\\ Empty\n", "    /\\ recv < N\n"))
