@@ -27,6 +27,8 @@
    against one run per action (no cache; runs and the jobs' own seconds).
 11. P3 of each task's reference with its extra-step (precision) check against without it (no
    cache; the phase's seconds, its earlier phases done first): what asking the converse costs.
+12. P4 of each task's reference with its check beyond the traces (a diagnostic) against without
+   it (no cache; the phase's seconds, its earlier phases done first).
 
     python perf/bench.py --only 7     # one part
 """
@@ -41,7 +43,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from typing import Any
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -49,7 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pytest_sysmobench import PHASES, load_task, load_tasks  # noqa: E402
-from pytest_sysmobench.phases import invariants  # noqa: E402
+from pytest_sysmobench.phases import conformance, invariants  # noqa: E402
 from pytest_sysmobench.tla import modules, values  # noqa: E402
 from pytest_sysmobench.sources import ReferenceSource, ReplaySource  # noqa: E402
 from pytest_sysmobench.phases import CellContext  # noqa: E402
@@ -327,62 +330,84 @@ def repair_cost(work: Path) -> None:
         print(f"     {task_name + ' ' + rule:<16} {status:<12} {cold:6.1f} s {cold_runs:5d} {warm:6.2f} s {warm_runs:5d}")
 
 
+def _reference_under(work: Path, tag: str, task: Any, flag: str, value: bool,
+                     measure: Callable[[Any], tuple[int, float]]) -> tuple[int, float]:
+    """One task's reference cell scored with a choice (a phase module's flag, ``module.FLAG``)
+    set, and what ``measure`` reads of it; the flag is put back whatever happens."""
+    module = {"conformance": conformance, "invariants": invariants}[flag.split(".")[0]]
+    name = flag.split(".")[1]
+    setattr(module, name, value)
+    try:
+        with Scorer(work / f"{tag}-{task.name}-{int(value)}", use_cache=False, traces_dir=ROOT / "data" / "traces") as scorer:
+            return measure(scorer.cell(task, ReferenceSource()))
+    finally:
+        setattr(module, name, True)
+
+
+def _window_checks(cell: Any) -> tuple[int, float]:
+    cell.result("conformance")
+    runs = [json.loads(f.read_text())["elapsed_s"] for f in cell.run_dir.glob("conformance/windows*/*.tlc.log.run.json")]
+    return len(runs), sum(runs)
+
+
+def _p3_seconds(cell: Any) -> tuple[int, float]:
+    cell.result("runtime")
+    start = time.perf_counter()
+    assert cell.result("conformance").score == 1.0
+    return 1, time.perf_counter() - start
+
+
+def _p4_seconds(cell: Any) -> tuple[int, float]:
+    cell.result("conformance")
+    start = time.perf_counter()
+    assert cell.result("invariants").score == 1.0
+    return 1, time.perf_counter() - start
+
+
+def _side_by_side(work: Path, title: str, header: str, tag: str, flag: str,
+                  measure: Callable[[Any], tuple[int, float]],
+                  row: Callable[[str, tuple[int, float], tuple[int, float]], str]) -> None:
+    """Each task's reference measured with a P3 choice on and off, a row each and a total."""
+    print(title)
+    print(header)
+    total_on, total_off = [0, 0.0], [0, 0.0]
+    for task in sorted(load_tasks(ROOT / "tasks").tasks, key=lambda t: t.name):
+        on, off = (_reference_under(work, tag, task, flag, value, measure) for value in (True, False))
+        total_on = [total_on[0] + on[0], total_on[1] + on[1]]
+        total_off = [total_off[0] + off[0], total_off[1] + off[1]]
+        print(row(task.name, on, off))
+    print(row("all", (int(total_on[0]), total_on[1]), (int(total_off[0]), total_off[1])))
+
+
 def window_runs(work: Path) -> None:
     """P3's window checks, every action together against each alone, per task's reference."""
-    from pytest_sysmobench.phases import conformance
-
-    print("10.  P3 window checks: every action in one TLC run against one run per action (no cache)")
-    print(f"     {'task':<11} {'together':>16} {'one per action':>18} {'ratio':>6}")
-    totals = [0.0, 0.0]
-    for task in sorted(load_tasks(ROOT / "tasks").tasks, key=lambda t: t.name):
-        row = []
-        for k, alone in enumerate((False, True)):
-            conformance.WINDOWS_TOGETHER = not alone
-            try:
-                with Scorer(work / f"windows-{task.name}-{k}", use_cache=False, traces_dir=ROOT / "data" / "traces") as scorer:
-                    cell = scorer.cell(task, ReferenceSource())
-                    cell.result("conformance")
-                    runs = [json.loads(f.read_text())["elapsed_s"]
-                            for f in cell.run_dir.glob("conformance/windows*/*.tlc.log.run.json")]
-            finally:
-                conformance.WINDOWS_TOGETHER = True
-            row.append((len(runs), sum(runs)))
-            totals[k] += sum(runs)
-        (n1, s1), (n2, s2) = row
-        print(f"     {task.name:<11} {n1:>3} runs {s1:>6.2f} s {n2:>5} runs {s2:>6.2f} s {s2 / max(s1, 1e-9):>5.2f}x")
-    print(f"     {'all':<11} {totals[0]:>15.2f}s {totals[1]:>17.2f}s {totals[1] / max(totals[0], 1e-9):>5.2f}x")
+    _side_by_side(work, "10.  P3 window checks: every action in one TLC run against one run per action (no cache)",
+                  f"     {'task':<11} {'together':>16} {'one per action':>18} {'ratio':>6}",
+                  "windows", "conformance.WINDOWS_TOGETHER", _window_checks,
+                  lambda name, on, off: f"     {name:<11} {on[0]:>3} runs {on[1]:>6.2f} s {off[0]:>5} runs "
+                                        f"{off[1]:>6.2f} s {off[1] / max(on[1], 1e-9):>5.2f}x")
 
 
 def precision_cost(work: Path) -> None:
     """P3 of each task's reference with and without its check for extra steps."""
-    from pytest_sysmobench.phases import conformance
+    _side_by_side(work, "11.  P3 with its extra-step check against without it, per task's reference (no cache)",
+                  f"     {'task':<11} {'without':>9} {'with':>9} {'ratio':>6}",
+                  "precision", "conformance.PRECISION", _p3_seconds,
+                  lambda name, on, off: f"     {name:<11} {off[1]:7.2f} s {on[1]:7.2f} s {on[1] / max(off[1], 1e-9):5.2f}x")
 
-    print("11.  P3 with its extra-step check against without it, per task's reference (no cache)")
-    print(f"     {'task':<11} {'without':>9} {'with':>9} {'ratio':>6}")
-    totals = [0.0, 0.0]
-    for task in sorted(load_tasks(ROOT / "tasks").tasks, key=lambda t: t.name):
-        row = []
-        for k, precise in enumerate((False, True)):
-            conformance.PRECISION = precise
-            try:
-                with Scorer(work / f"precision-{task.name}-{k}", use_cache=False,
-                            traces_dir=ROOT / "data" / "traces") as scorer:
-                    cell = scorer.cell(task, ReferenceSource())
-                    cell.result("runtime")
-                    start = time.perf_counter()
-                    assert cell.result("conformance").score == 1.0
-                    row.append(time.perf_counter() - start)
-            finally:
-                conformance.PRECISION = True
-            totals[k] += row[-1]
-        print(f"     {task.name:<11} {row[0]:7.2f} s {row[1]:7.2f} s {row[1] / row[0]:5.2f}x")
-    print(f"     {'all':<11} {totals[0]:7.2f} s {totals[1]:7.2f} s {totals[1] / totals[0]:5.2f}x")
+
+def beyond_cost(work: Path) -> None:
+    """P4 of each task's reference with and without the diagnostic beyond the traces."""
+    _side_by_side(work, "12.  P4 with its check beyond the traces against without it, per task's reference (no cache)",
+                  f"     {'task':<11} {'without':>9} {'with':>9} {'ratio':>6}",
+                  "beyond", "invariants.BEYOND_TRACES", _p4_seconds,
+                  lambda name, on, off: f"     {name:<11} {off[1]:7.2f} s {on[1]:7.2f} s {on[1] / max(off[1], 1e-9):5.2f}x")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--only", type=int, choices=range(1, 12), help="run one part (1 and 2 run together)")
+    parser.add_argument("--only", type=int, choices=range(1, 13), help="run one part (1 and 2 run together)")
     parser.add_argument("--tasks", default="", help="part 7: these tasks only (comma-separated; default all)")
     args = parser.parse_args()
     repeat = 5 if args.quick else 15
@@ -414,6 +439,8 @@ def main() -> None:
             window_runs(work)
         if wanted(11):
             precision_cost(work)
+        if wanted(12):
+            beyond_cost(work)
 
 
 if __name__ == "__main__":
