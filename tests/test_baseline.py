@@ -172,7 +172,7 @@ def _baseline_for(bench: pytest.Pytester, model: str, scores: dict[str, float], 
     """A blessed board for the spin cell of ``model``."""
     records = [{"task": "spin", "model": model, "sample": 0, "phase": p, "score": s,
                 "status": "passed" if s == 1.0 else "failed", "reason": ""}
-               for p, s in {**scores, "conformance": 1.0}.items()]
+               for p, s in {"conformance": 1.0, **scores}.items()]
     path = bench.path / "baseline.json"
     path.write_text(json.dumps(bless(report.build(records, provenance, "blessed-run")).to_json()))
     return path
@@ -184,24 +184,28 @@ def test_a_score_below_the_baseline_fails_its_item_and_the_composite_fails_the_s
                                         "--sysmobench-baseline", str(baseline))
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([
+        # Acquire also takes a step the real lock cannot (P3), from where MutualExclusion breaks (P4).
+        f"*conformance regressed against the baseline {baseline}: was 1.00, now 0.80 (tolerance 0)*Acquire*",
         f"*invariants regressed against the baseline {baseline}: was 1.00, now 0.*(tolerance 0)*MutualExclusion*",
-        "*baseline*: 2 regression(s), 0 improvement(s)*",
-        "*spin/replay:specs composite: regressed: baseline 1.00, now 0.87*",
+        "*baseline*: 3 regression(s), 0 improvement(s)*",
+        "*spin/replay:specs composite: regressed: baseline 1.00, now 0.8*",
         "*warning: scored with another toolchain than the baseline (java_version: baseline 1.0-other*",
     ])
 
 
 def test_a_failure_the_baseline_already_had_is_expected_and_a_tolerance_absorbs_a_drop(bench: pytest.Pytester) -> None:
-    known = _baseline_for(bench, "replay:specs", {"syntax": 1.0, "runtime": 1.0, "invariants": 0.615385}, {})
+    known = _baseline_for(bench, "replay:specs", {"syntax": 1.0, "runtime": 1.0, "conformance": 0.8,
+                                                  "invariants": 0.615385}, {})
     result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "replay:specs",
                                         "--sysmobench-baseline", str(known), "-rx")
-    result.assert_outcomes(passed=3, xfailed=1)
+    result.assert_outcomes(passed=2, xfailed=2)
     result.stdout.fnmatch_lines(["*invariants score 0.* (failed), as in the baseline (0.62)*"])
     assert result.ret == pytest.ExitCode.OK
     strict = _baseline_for(bench, "replay:specs", {p: 1.0 for p in PHASES}, {})
     tolerant = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "replay:specs",
-                                          "--sysmobench-baseline", str(strict), "--sysmobench-tolerance", "p4=0.5,composite=0.5")
-    tolerant.assert_outcomes(passed=3, xfailed=1)
+                                          "--sysmobench-baseline", str(strict), "--sysmobench-tolerance",
+                                          "p3=0.5,p4=0.5,composite=0.5")
+    tolerant.assert_outcomes(passed=2, xfailed=2)
     assert tolerant.ret == pytest.ExitCode.OK
 
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from pytest_sysmobench import PHASES, Status, Task, load_task
 from pytest_sysmobench.sources import ReplaySource
-from pytest_sysmobench.phases import _context, _work, conformance
+from pytest_sysmobench.phases import _context, _work, conformance, invariants
 from pytest_sysmobench.scoring import Charge, PhaseResult
 from pytest_sysmobench.session import Scorer
 from pytest_sysmobench.tla.driver import DriverError
@@ -182,7 +182,7 @@ def test_a_lock_without_try_lock_through_a_correct_mapping_is_scored_on_what_it_
     """The shape of tlaplus/Examples' Lock: it has no record of which call a thread is in, so
     the trace states a try_lock leaves behind (request "try") cannot be written in it, and the
     windows through them fail; the rest are checked, and the phase is scored.  P4's templates
-    are scaled by the share of trace states the mapping represents."""
+    count only as far as the spec reaches the traced states it can represent."""
     results = _score(scorer, _replay(tmp_path, LOCK_WITHOUT_TRY, REFERENCE_CFG, LOCK_MAPPING))
     _spec_charged(results)
     conform = results["conformance"]
@@ -194,8 +194,11 @@ def test_a_lock_without_try_lock_through_a_correct_mapping_is_scored_on_what_it_
     assert results["runtime"].details["not_in_spec"] == ["TryLock", "TryLockFail"]
     invariants = results["invariants"]  # judged through the mapping, trusted as far as the traces trust it
     assert invariants.status is Status.FAILED
-    assert 0.0 < invariants.score < invariants.details["templates_score"] < 1.0, invariants.reason
-    assert "trace states the mapping represents" in invariants.reason
+    # Judged on the templates and on the traced states it can represent: the others were charged
+    # in P3, and are not charged again here.
+    assert 0.0 < invariants.score < 1.0, invariants.reason
+    reached, asked = invariants.details["traced_states"].split(" of ")
+    assert 0 < int(asked) < 32 and "trace states the mapping represents" not in invariants.reason
 
 
 @pytest.mark.parametrize("spec, why", [
@@ -249,6 +252,9 @@ def _any_next_task(seconds_divided_by: float) -> Task:
 
 def _any_next(out: Path, replay: Path, divide: float, monkeypatch: pytest.MonkeyPatch) -> dict[str, PhaseResult]:
     monkeypatch.setattr(conformance, "BUDGET_S", 60.0 / ANY_NEXT_SCALE / divide)
+    # The diagnostic beyond the traces decides no verdict; here it would spend the cell's budget
+    # (scaled down with the rest) judging a spec that steps anywhere from 60 more states.
+    monkeypatch.setattr(invariants, "BEYOND_TRACES", False)
     with Scorer(out, use_cache=False) as scorer:
         return _score(scorer, replay, _any_next_task(divide))
 

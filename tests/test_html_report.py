@@ -226,12 +226,13 @@ def test_a_runs_html_leaderboard_reads_in_chromium(pytester: pytest.Pytester, br
     visit = _Visit(browser, run_page, tmp_path / "leaderboard.png")
     assert visit.console == []
     assert visit.requests == [visit.url]  # self-contained: nothing fetched at view time
-    assert visit.count("table.cells tbody tr") == len(board["cells"]) == 4
+    assert visit.count("table.cells > tbody > tr") == len(board["cells"]) == 4
+    assert visit.count("table.cells table.rates") >= 1  # P3's recall and precision per action, in the cell
     assert visit.count("table.models tbody tr") == len(board["models"]) == 4
     assert visit.count("svg rect.bar") == 4 * len(PHASES)
-    assert visit.count("svg rect.failure") == 2  # P4 safety_violation, P1 undefined_operator
+    assert visit.count("svg rect.failure") == 3  # P3 extra_steps, P4 safety_violation, P1 undefined_operator
     assert visit.count("table.heat td") == 4
-    assert visit.count("table.cells td.failed") == 2 and visit.count("table.cells td.passed") >= 10
+    assert visit.count("table.cells td.failed") == 3 and visit.count("table.cells td.passed") >= 10
     assert visit.page.locator("table.cells").inner_text().count("<b onmouseover=x>specs") == 1
     reference = visit.page.locator("table.models tbody tr", has_text="reference").first.inner_text()
     assert "1.000" in reference

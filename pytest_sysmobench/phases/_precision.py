@@ -143,6 +143,10 @@ def _domain(task: Task, constants: TMapping[str, Any], parameter: str) -> str:
     return next(c.value for c in task.vocabulary.constants if c.name == domain)
 
 
+def params_of(task: Task, action: str) -> tuple[str, ...]:
+    return next(a.params for a in task.vocabulary.actions if a.name == action)
+
+
 def _instances(task: Task, constants: TMapping[str, Any], numbered: Sequence[tuple[int, str]]) -> str:
     """Every instance ``<<k, <<args>>>>`` of the numbered actions from window ``sysmo_w``'s state."""
     params = {a.name: a.params for a in task.vocabulary.actions}
@@ -326,6 +330,11 @@ def check_precision(ctx: CellContext, codec: Codec, config: Config, corpus: Corp
     # Every action of the vocabulary the spec has is judged: the steps of one the task does not
     # score (raftkvs's Crash) count with the steps of no action.
     mapped = [a for a in vocabulary if _operators(codec.mapping, a) <= defined]
+    undeclared = sorted({p for a in task.vocabulary.actions if a.name in mapped for p in a.params
+                         if not task.vocabulary.domain(p)})
+    if undeclared:
+        raise ReferenceUnfit(f"{task.directory / 'task.yaml'}: vocabulary.parameters gives no domain for "
+                             f"{', '.join(undeclared)}: the spec's extra steps cannot be looked for")
     everyone = tuple((k, a) for k, a in enumerate(vocabulary, start=1) if a in mapped)
     numbered = tuple((k, a) for k, a in everyone if a in judged)
     unscored = tuple((k, a) for k, a in everyone if a not in judged)
@@ -338,13 +347,16 @@ def check_precision(ctx: CellContext, codec: Codec, config: Config, corpus: Corp
     named = {op for a in mapped for op in _operators(codec.mapping, a)}
     if not _run(ctx, codec, config, corpus, reference, states, _Plan(everyone, everyone, True), named, modelled, result):
         # Each action alone: one action's error decides nothing about another's.
-        for k, action in numbered:
-            result.actions[action].unjudged = ""
-            _run(ctx, codec, config, corpus, reference, states, _Plan(((k, action),), everyone, False, action), named,
-                 modelled, result)
-        result.actions[OTHER].unjudged = ""
-        _run(ctx, codec, config, corpus, reference, states, _Plan(unscored, everyone, True, "rest"), named, modelled,
-             result)
+        # Each alone beside every other action's steps (an instance of one may be another's to the
+        # spec); where that errs too, the fault may be another action's: alone with its own steps.
+        plans = [(action, ((k, action),), False, action) for k, action in numbered] + [(OTHER, unscored, True, "rest")]
+        for owner, own, rest, tag in plans:
+            for beside in (everyone, own):
+                result.actions[owner].unjudged = ""
+                if _run(ctx, codec, config, corpus, reference, states, _Plan(own, beside, rest, tag), named, modelled,
+                        result):
+                    break
+                tag += "-alone"
     _explain(ctx, reference, states, dict(everyone), result, modelled)
     return result
 
@@ -720,6 +732,8 @@ def moving(ctx: CellContext, codec: Codec, config: Config, corpus: Corpus, actio
     numbered = tuple((k, a) for k, a in enumerate((a.name for a in task.vocabulary.actions), start=1) if a in actions)
     if not states or not numbered:
         return set()
+    if any(not task.vocabulary.domain(p) for _, a in numbered for p in params_of(task, a)):
+        return None  # no domains to try the arguments in (P3 reports it as the task's error)
     canon = "SysmoCanon[sysmo_w]"
     params = {a.name: a.params for a in task.vocabulary.actions}
     spec_next = ctx.next_action()
