@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping as TMapping
 from ..mapping import Mapping
 from ..scoring import PhaseResult
 from ..tla.values import record_literal
-from ..traces import load_corpus
+from ..traces import Corpus
 from ._codec import MappingProblem, prepare_codec
 from ._context import CellContext
 from ._precision import OTHER, ReferenceUnfit, check_precision
@@ -35,16 +35,17 @@ JUDGED = 60
 ORIGIN = "a state the spec reaches that no trace shows"
 
 
-def beyond_traces(ctx: CellContext, mapping: Mapping, readings: Iterable[Any], names: TMapping[str, Any],
-                  verdict: PhaseResult) -> PhaseResult:
+def beyond_traces(ctx: CellContext, mapping: Mapping, corpus: Corpus, readings: Iterable[Any],
+                  names: TMapping[str, Any], verdict: PhaseResult) -> PhaseResult:
     """P4's verdict with the check beyond the traces beside it (``beyond_traces`` in the details
     and a line of the reason); the score is left as it is."""
-    found = _measure(ctx, mapping, list(readings), names)
+    found = _measure(ctx, mapping, corpus, list(readings), names)
     return dataclasses.replace(verdict, details={**verdict.details, "beyond_traces": found},
                                reason=f"{verdict.reason}\n{_line(found)}")
 
 
-def _measure(ctx: CellContext, mapping: Mapping, readings: list[Any], names: TMapping[str, Any]) -> dict[str, Any]:
+def _measure(ctx: CellContext, mapping: Mapping, corpus: Corpus, readings: list[Any],
+             names: TMapping[str, Any]) -> dict[str, Any]:
     if any(not isinstance(v, str) for v in names.values()):
         return {"measured": False, "why": "the cfg names the processes by values the traces cannot be read back from"}
     back = {v: k for k, v in names.items()}
@@ -60,7 +61,6 @@ def _measure(ctx: CellContext, mapping: Mapping, readings: list[Any], names: TMa
     if not states:
         return {"measured": False, "why": "the exploration reached no state the traces do not show"}
     chosen = [states[k] for k in sorted(states, key=lambda k: hashlib.sha256(k.encode()).hexdigest())[:JUDGED]]
-    corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
     try:
         codec, config = prepare_codec(ctx, mapping, corpus)
         missing = ctx.missing_actions(codec.mapping)

@@ -442,6 +442,7 @@ class _Checker:
         #: their text; None: not asked), for the check beyond the traces.
         self.names: dict[str, Any] | None = None
         self.sampled: dict[str, Any] | None = None
+        self.corpus: Corpus | None = None
 
     @classmethod
     def mapped(cls, ctx: CellContext, mapping: Mapping, config: Config, modelled: _Modelled) -> _Checker:
@@ -476,6 +477,7 @@ class _Checker:
         if traced is not None:
             checker.traced = set()
             checker.names = names
+            checker.corpus = corpus
         if traced is not None and traced.sample:
             checker.sampled = {}
         return checker
@@ -843,8 +845,8 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
     verdict = template_verdict(outcomes, {**info, "cfg_removed": removed + stripped,
                                           "work_bound": {"generated": ctx.task.invariants.generated}}, candidate.tla or "")
     verdict = _reach_scaled(verdict, checker)
-    if mapping is not None and checker.sampled is not None:
-        verdict = beyond_traces(ctx, mapping, checker.sampled.values(), checker.names or {}, verdict)
+    if mapping is not None and checker.sampled is not None and checker.corpus is not None:
+        verdict = beyond_traces(ctx, mapping, checker.corpus, checker.sampled.values(), checker.names or {}, verdict)
     return verdict
 
 
