@@ -143,10 +143,6 @@ def _domain(task: Task, constants: TMapping[str, Any], parameter: str) -> str:
     return next(c.value for c in task.vocabulary.constants if c.name == domain)
 
 
-def params_of(task: Task, action: str) -> tuple[str, ...]:
-    return next(a.params for a in task.vocabulary.actions if a.name == action)
-
-
 def _instances(task: Task, constants: TMapping[str, Any], numbered: Sequence[tuple[int, str]]) -> str:
     """Every instance ``<<k, <<args>>>>`` of the numbered actions from window ``sysmo_w``'s state."""
     params = {a.name: a.params for a in task.vocabulary.actions}
@@ -732,10 +728,10 @@ def moving(ctx: CellContext, codec: Codec, config: Config, corpus: Corpus, actio
     numbered = tuple((k, a) for k, a in enumerate((a.name for a in task.vocabulary.actions), start=1) if a in actions)
     if not states or not numbered:
         return set()
-    if any(not task.vocabulary.domain(p) for _, a in numbered for p in params_of(task, a)):
+    params = {a.name: a.params for a in task.vocabulary.actions}
+    if any(not task.vocabulary.domain(p) for _, a in numbered for p in params[a]):
         return None  # no domains to try the arguments in (P3 reports it as the task's error)
     canon = "SysmoCanon[sysmo_w]"
-    params = {a.name: a.params for a in task.vocabulary.actions}
     spec_next = ctx.next_action()
     defs = list(codec.definitions())
     if spec_next is not None:
