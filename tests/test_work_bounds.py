@@ -132,3 +132,53 @@ def test_p3_windows_past_the_work_bound_fail_the_same_way_in_a_slowed_jvm(tmp_pa
         assert "within the work bound of 40 generated states" in result.reason and "charged to the spec" in result.reason
     assert verdicts[0] == verdicts[1]
     assert 0 < sum(verdicts[0][0].values()) < windows
+
+
+def test_a_liveness_violation_on_a_graph_seconds_cut_short_decides_nothing(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """P4's combined run (every template in one exploration) that the seconds net stops still
+    gets TLC's liveness check of the partial graph; here, a spec without fairness, it reports a
+    violation.  That graph is as large as this machine's speed made it, so it decides nothing:
+    no safety template is recorded as holding on it, and every template not settled by a run
+    that finished is charged with the safety net's reason."""
+    replay = _deep_bug(tmp_path / "specs", 100_000)
+    spec = replay / "spin" / "Spin.tla"
+    spec.write_text(spec.read_text().replace("Spec == Init /\\ [][Next]_vars /\\ Fairness", "Spec == Init /\\ [][Next]_vars"))
+    shutil.copy(SPIN / "reference" / "mapping.yaml", replay / "spin")
+    task = load_task(SPIN)
+    task = dataclasses.replace(task, invariants=dataclasses.replace(task.invariants, budget_s=1.0,
+                                                                    generated=100_000_000),
+                               runtime=dataclasses.replace(task.runtime, bfs_depth=4, simulations=1, depth=4))
+    monkeypatch.setenv(JVM_FLAGS_ENV, "-Xint")
+    with Scorer(tmp_path / "out", use_cache=False) as scorer:
+        result = scorer.cell(task, ReplaySource(replay), traces_dir=tmp_path / "no-traces").result("invariants")
+    templates = result.details["templates"]
+    assert {t["kind"] for t in templates} == {"safety", "liveness"}
+    assert not [t["name"] for t in templates if t["status"] == "passed"], templates
+    assert all("1 s safety net" in t["reason"] for t in templates), [t["reason"] for t in templates]
+
+
+def test_p4_keeps_the_specs_own_constraint_and_checks_the_states_it_cuts_off(tmp_path: Path) -> None:
+    """A spec with a counter that grows without end, bounded the standard TLC way (a cfg
+    CONSTRAINT): P4 explores what the constraint keeps, to the end, rather than running into the
+    work bound; a template is still checked on a state the constraint cuts off (the counter made
+    to break TypeOK one step past the bound is caught)."""
+    task = load_task(SPIN)
+    for past, expected in (("FALSE", "passed"), ("TRUE", "failed")):
+        replay = _deep_bug(tmp_path / f"specs-{past}", 100_000)
+        spec = replay / "spin" / "Spin.tla"
+        # The lock reads as a number (outside TypeOK's BOOLEAN) once the counter is past the bound.
+        spec.write_text(spec.read_text().replace("Spec ==", f"Bounded == taken <= 3\nPast == {past} /\\ taken > 3\n"
+                                                            "Shown == IF Past THEN 7 ELSE lock\n\nSpec =="))
+        shutil.copy(SPIN / "reference" / "mapping.yaml", replay / "spin")
+        mapping = replay / "spin" / "mapping.yaml"
+        mapping.write_text(mapping.read_text().replace("locked: {var: lock}", "locked: {expr: Shown}"))
+        cfg = replay / "spin" / "Spin.cfg"
+        cfg.write_text(cfg.read_text() + "\nCONSTRAINT Bounded\n")
+        with Scorer(tmp_path / f"out-{past}", use_cache=False) as scorer:
+            result = scorer.cell(task, ReplaySource(replay), traces_dir=tmp_path / "no-traces").result("invariants")
+        assert "templates" in result.details, result.reason
+        templates = {t["name"]: t for t in result.details["templates"]}
+        assert result.details["spec_bounds"] == ["CONSTRAINT Bounded"]
+        assert templates["TypeOK"]["status"] == expected, templates["TypeOK"]["reason"]
+        assert not any("work bound" in t["reason"] for t in templates.values()), templates

@@ -3,7 +3,7 @@
 The task's templates speak the canonical vocabulary.  They are placed in a generated module
 of their own, which the spec then INSTANCEs with the mapping as substitutions: a TLA+
 refinement mapping, so the templates' names can never collide with the spec's.  The
-model's own INVARIANT/PROPERTY/CONSTRAINT lines are removed first.  Safety templates are
+model's own INVARIANT/PROPERTY lines are removed first; its CONSTRAINTs bound the search.  Safety templates are
 checked together and a violated one is removed and the rest re-checked; liveness templates
 are checked together under the spec's own fairness, and one by one when that run does not
 pass (TLC 2.15 does not say which property failed).
@@ -50,6 +50,8 @@ REACH = "SysmoReach"
 PREMISE_REGISTER = 978
 PREMISE_LABEL = "premise"
 BOUNDED_NOTE = "work bound reached"
+#: A liveness violation TLC found on the graph explored before seconds stopped the run.
+PARTIAL_NOTE = "not taken, found on a partial graph"
 TRACE_PREVIEW = 12
 
 
@@ -518,6 +520,11 @@ class _Checker:
             # The work bound ended it: a verdict on the explored part, as a finished run is.
             note = f"{BOUNDED_NOTE} ({run.result.states_generated} generated, {run.result.distinct_states} distinct)"
             return dataclasses.replace(run.result, verdict=Verdict.OK, warnings=[*run.result.warnings, note])
+        if run.result.verdict is Verdict.LIVENESS_VIOLATION and run.result.states_left:
+            # Seconds (or the spec) stopped the exploration and TLC checked the partial graph: what
+            # it found there depends on how far this machine got, so it decides nothing.
+            return dataclasses.replace(run.result, verdict=Verdict.TIMEOUT,
+                                       warnings=[*run.result.warnings, f"{PARTIAL_NOTE}: {run.result.message}"])
         return run.result
 
     def stopped(self, result: TlcResult) -> str:
@@ -608,8 +615,10 @@ def _settled(checker: _Checker, templates: list[InvariantTemplate]) -> list[Temp
     violation all of them hold.  A safety violation names its template, which is recorded and
     removed before the next such run; a liveness violation ends the exploration with no safety
     template violated (TLC checks them on every state first), so those hold and only liveness
-    is settled further, one template at a time.  Anything else is settled the long way (safety
-    together, then liveness), which names the culprits."""
+    is settled further, one template at a time.  A run seconds stopped decides nothing, not even
+    the liveness violation TLC then finds on the partial graph: safety is asked again alone, and
+    liveness is charged.  Anything else is settled the long way (safety together, then liveness),
+    which names the culprits."""
     safety = [t for t in templates if t.kind == "safety"]
     liveness = [t for t in templates if t.kind == "liveness"]
     outcomes: list[TemplateOutcome] = []
@@ -625,6 +634,10 @@ def _settled(checker: _Checker, templates: list[InvariantTemplate]) -> list[Temp
             continue
         if result.verdict is Verdict.OK:
             return outcomes + [_verdict_outcome(checker, t, result, violated=False) for t in safety + liveness]
+        if result.verdict in UNFINISHED:
+            # Safety alone may finish where the liveness graph did not; liveness alone would not.
+            stopped = [_verdict_outcome(checker, t, result, violated=False) for t in liveness]
+            return outcomes + _safety(checker, safety) + stopped
         if result.verdict is Verdict.LIVENESS_VIOLATION:
             held = dataclasses.replace(result, verdict=Verdict.OK, trace=[])
             outcomes += [_verdict_outcome(checker, t, held, violated=False) for t in safety]
@@ -673,7 +686,8 @@ def _liveness(checker: _Checker, templates: list[InvariantTemplate], together: b
     other outcome is settled one template at a time."""
     if together and len(templates) > 1:
         combined = checker.run("liveness", "PROPERTY", [t.name for t in templates])
-        if combined.verdict in (Verdict.OK, Verdict.OUTPUT_LIMIT):
+        if combined.verdict in (Verdict.OK, Verdict.OUTPUT_LIMIT, *UNFINISHED):
+            # Stopped before its work was done: one template alone explores the same graph.
             return [_verdict_outcome(checker, t, combined, violated=False) for t in templates]
     outcomes: list[TemplateOutcome] = []
     for template in templates:
@@ -842,7 +856,7 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
     except _Unparsable as exc:
         return _does_not_fit(str(exc), info)
     outcomes = _order(ctx.task, outcomes)
-    verdict = template_verdict(outcomes, {**info, "cfg_removed": removed + stripped,
+    verdict = template_verdict(outcomes, {**info, "cfg_removed": removed + stripped, "spec_bounds": config.bounds(),
                                           "work_bound": {"generated": ctx.task.invariants.generated}}, candidate.tla or "")
     verdict = _reach_scaled(verdict, checker)
     if mapping is not None and checker.sampled is not None and checker.corpus is not None:
