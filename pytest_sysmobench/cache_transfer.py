@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import io
 import json
+import lzma
 import re
 import tarfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,42 +75,59 @@ def _add(archive: tarfile.TarFile, name: str, data: bytes) -> None:
     archive.addfile(info, io.BytesIO(data))
 
 
+#: What a truncated or corrupted archive raises while it is read (the gzip stream ends early,
+#: a block's checksum fails, a header is garbage; bz2 says so with a plain OSError).
+_CORRUPT = (EOFError, OSError, tarfile.TarError, zlib.error, lzma.LZMAError)
+
+
 def import_(root: Path, given: Path) -> Imported:
+    """Entries imported before a corruption is met are valid and stay (each is written whole,
+    atomically); the corruption is then reported with how far the import got."""
+    counted: list[int] = [0]
     try:
-        archive = tarfile.open(given, "r:*")
-    except (OSError, tarfile.TarError) as exc:
-        raise ArchiveError(f"{given}: not a cache archive ({exc})") from exc
-    with archive:
-        members = archive.getmembers()
-        manifest = _manifest(archive, members, given)
-        added = already = 0
-        skipped: list[str] = []
-        secret = "none"
-        for member in members:
-            name = member.name.removeprefix("./")
-            if name == "MANIFEST.json":
-                continue
-            if not member.isfile() or member.size > MAX_ENTRY_BYTES:
-                skipped.append(name)
-                continue
-            if name == _SECRET:
-                secret = _take_secret(root, _read(archive, member))
-                continue
-            if not _ENTRY.fullmatch(name):
-                skipped.append(name)
-                continue
-            data = _read(archive, member)
-            try:
-                json.loads(data)
-            except ValueError:
-                skipped.append(name)
-                continue
-            target = root / name
-            if target.exists():
-                already += 1
-                continue
-            atomic_write_text(target, data.decode("utf-8"))
-            added += 1
+        with tarfile.open(given, "r:*") as archive:
+            return _import_members(root, given, archive, counted)
+    except _CORRUPT as exc:
+        got = f"; {counted[0]} verdict(s) read before it were imported" if counted[0] else ""
+        raise ArchiveError(f"{given}: not a cache archive, or a truncated or corrupted one "
+                           f"({type(exc).__name__}: {exc or 'no detail'}){got}") from exc
+
+
+def _import_members(root: Path, given: Path, archive: tarfile.TarFile, counted: list[int]) -> Imported:
+    members = archive.getmembers()
+    manifest = _manifest(archive, members, given)
+    added = already = 0
+    skipped: list[str] = []
+    secret = "none"
+    for member in members:
+        name = member.name.removeprefix("./")
+        if name == "MANIFEST.json":
+            continue
+        if not member.isfile() or member.size > MAX_ENTRY_BYTES:
+            skipped.append(name)
+            continue
+        if name == _SECRET:
+            secret = _take_secret(root, _read(archive, member))
+            continue
+        if not _ENTRY.fullmatch(name):
+            skipped.append(name)
+            continue
+        try:
+            text = _read(archive, member).decode("utf-8")
+            json.loads(text)
+        except ValueError:  # not UTF-8 (a UnicodeDecodeError is one), or not JSON
+            skipped.append(name)
+            continue
+        target = root / name
+        if target.exists():
+            already += 1
+            continue
+        try:
+            atomic_write_text(target, text)
+        except OSError as exc:  # the cache's disk, not the archive
+            raise ArchiveError(f"cannot write {target}: {exc}") from exc
+        added += 1
+        counted[0] = added
     if manifest.get("entries") not in (None, added + already + sum(1 for s in skipped if _ENTRY.fullmatch(s))):
         skipped.append("MANIFEST.json (its count of entries does not match the archive)")
     return Imported(added, already, tuple(skipped), secret)

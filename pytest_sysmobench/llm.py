@@ -14,6 +14,7 @@ import json
 import os
 import random
 import re
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -338,6 +339,21 @@ def route_problem(config: ModelConfig) -> str | None:
     return None
 
 
+def endpoint(config: ModelConfig) -> str | None:
+    """The URL a request goes to, whatever set it: the configuration, or the variables litellm
+    reads for the route's provider (``OPENAI_BASE_URL``, ``OPENAI_API_BASE``, ...), or litellm's
+    own default base.  None where the provider's library alone knows it."""
+    if config.api_base:
+        return config.api_base
+    provider = config.route.split("/", 1)[0] if "/" in config.route else "openai"
+    for suffix in ("BASE_URL", "API_BASE"):
+        found = os.environ.get(f"{provider.upper().replace('-', '_')}_{suffix}")
+        if found:
+            return f"{found} (from {provider.upper().replace('-', '_')}_{suffix})"
+    base = getattr(sys.modules.get("litellm"), "api_base", None)
+    return str(base) if base else None
+
+
 def missing_key(config: ModelConfig) -> str | None:
     """Why a request for this model would go out without its key, or None: the variable the
     configuration names is unset, or (with no ``api_base`` of its own) the provider's key
@@ -471,6 +487,7 @@ class Client:
         assert last is not None
         kind = type(last).__name__
         message = str(last).strip().splitlines()[0][:300] if str(last).strip() else kind
-        where = f" at {self.config.api_base}" if self.config.api_base else f" ({self.config.route})"
+        url = endpoint(self.config)
+        where = f" at {url}" if url else f" ({self.config.route})"
         raise GenerationError(f"{self.config.name}{where}: {kind}: {message} (after {attempt} attempt(s))",
                               attempts=attempt, transient=is_transient(last) if not isinstance(last, GenerationError) else True)

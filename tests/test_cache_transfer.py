@@ -10,6 +10,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from projects import benchmark_project
 
 from pytest_sysmobench.cli import main
@@ -77,3 +79,41 @@ def test_a_hostile_or_foreign_archive_is_contained(tmp_path: Path, capsys: pytes
     assert "not a cache archive" in capsys.readouterr().err
     assert main(["cache", "export", str(tmp_path / "x.tar.gz"), "--cache", str(tmp_path / "none")]) == 2
     assert "no cache here" in capsys.readouterr().err
+
+
+def _valid_archive(folder: Path) -> bytes:
+    key = "ab" + "0" * 62
+    entries = [(_file(f"tlc/ab/{key[:-1]}{i}.json"), json.dumps({"verdict": "OK", "n": i}).encode()) for i in range(3)]
+    manifest = json.dumps({"format": "sysmobench-cache-v1", "entries": 3}).encode()
+    return _tar(folder / "valid.tar.gz", [(_file("MANIFEST.json"), manifest), *entries]).read_bytes()
+
+
+def test_a_truncated_archive_or_a_utf16_entry_is_an_error_message_not_a_traceback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    whole = _valid_archive(tmp_path)
+    (tmp_path / "cut.tar.gz").write_bytes(whole[: len(whole) * 2 // 3])
+    assert main(["cache", "import", str(tmp_path / "cut.tar.gz"), "--cache", str(tmp_path / "c1")]) == 2
+    assert "truncated or corrupted" in capsys.readouterr().err
+    manifest = json.dumps({"format": "sysmobench-cache-v1", "entries": 1}).encode()
+    utf16 = _tar(tmp_path / "utf16.tar.gz", [(_file("MANIFEST.json"), manifest),
+                                             (_file(f"tlc/ab/{'0' * 64}.json"), '{"ok": true}'.encode("utf-16"))])
+    assert main(["cache", "import", str(utf16), "--cache", str(tmp_path / "c2")]) == 0
+    assert "imported 0 verdict(s)" in capsys.readouterr().out and not list((tmp_path / "c2").rglob("*.json"))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_no_corruption_of_an_archive_makes_the_cli_print_a_traceback(tmp_path: Path, data: st.DataObject,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Cut anywhere, bytes flipped anywhere: exit 0 (what could be read was) or 2 with a message."""
+    whole = bytearray(_valid_archive(tmp_path))
+    cut = data.draw(st.integers(0, len(whole)))
+    flips = data.draw(st.lists(st.tuples(st.integers(0, len(whole) - 1), st.integers(1, 255)), max_size=4))
+    for at, mask in flips:
+        whole[at] ^= mask
+    given_ = tmp_path / "given.tar.gz"
+    given_.write_bytes(bytes(whole[:cut]))
+    code = main(["cache", "import", str(given_), "--cache", str(tmp_path / "cache")])
+    captured = capsys.readouterr()
+    assert code in (0, 2) and "Traceback" not in captured.err
+    assert code == 0 or captured.err.startswith("error: ")

@@ -189,8 +189,11 @@ def test_failures_block_their_cell_and_the_session_goes_on(bench: pytest.Pyteste
                                  f"(exit code {EXIT_NO_ANSWER}): broken at {model_server.base_url}: InternalServerError*"])
 
 
-def test_an_endpoint_nobody_listens_on_fails_the_run_and_names_the_url(bench: pytest.Pytester) -> None:
-    """Not "4 skipped" and exit 0: a CI job must not pass on a dead endpoint."""
+@pytest.mark.parametrize("set_by", ["configuration", "OPENAI_BASE_URL"])
+def test_an_endpoint_nobody_listens_on_fails_the_run_and_names_the_url(bench: pytest.Pytester, set_by: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not "4 skipped" and exit 0: a CI job must not pass on a dead endpoint; the warning names
+    the URL whatever set it."""
     import socket
 
     with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
@@ -198,11 +201,15 @@ def test_an_endpoint_nobody_listens_on_fails_the_run_and_names_the_url(bench: py
         dead = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
     config = yaml.safe_load((bench.path / "sysmobench-models.yaml").read_text())
     config["models"]["tiny"].update(api_base=dead, attempts=1)
+    if set_by != "configuration":
+        del config["models"]["tiny"]["api_base"]
+        monkeypatch.setenv(set_by, dead)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")
     (bench.path / "sysmobench-models.yaml").write_text(yaml.safe_dump(config))
     result = bench.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny")
     assert result.ret == EXIT_NO_ANSWER, result.stdout.str()[-2000:]
     result.assert_outcomes(skipped=4)
-    result.stdout.fnmatch_lines([f"warning: tiny: no answer to any of its 1 request(s)*tiny at {dead}: *"])
+    result.stdout.fnmatch_lines([f"warning: tiny: no answer to any of its 1 request(s)*tiny at {dead}*: *"])
 
 
 def test_the_answer_is_stored_before_scoring_can_fail(bench: pytest.Pytester, model_server: LocalModelServer) -> None:

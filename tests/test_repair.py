@@ -115,6 +115,22 @@ def _directives(cfg: str | None) -> list[tuple[str, list[str]]]:
     return sorted((s.canonical, s.names()) for s in Config.parse(cfg or "").sections)
 
 
+@pytest.mark.parametrize("spelling", ["<=", "=<", ">="])
+def test_a1_reads_sanys_message_for_an_unknown_infix_operator(scorer: Scorer, tmp_path: Path, spelling: str) -> None:
+    """SANY says "Could not find declaration or definition of symbol '<='" for an infix
+    operator no module brought in, and the standard modules define it under another spelling
+    (``\\leq``): A1 still finds Naturals."""
+    task = TASKS["spin"]
+    reference = _candidate(scorer, task, ReferenceSource())
+    old = "    /\\ lock \\in BOOLEAN\n"
+    assert old in (reference.tla or "")
+    broken = (reference.tla or "").replace(old, f"{old}    /\\ 1 {spelling} 1\n", 1)
+    broken = broken.replace("EXTENDS Naturals, FiniteSets, TLC", "EXTENDS FiniteSets, TLC", 1)
+    repair = _repairer(scorer, task, tmp_path).repair(dataclasses.replace(reference, tla=broken))
+    assert repair.status == "minor" and repair.usable, repair.reason
+    assert [(e.rule, e.summary) for e in repair.edits] == [("A1", f"EXTENDS Naturals (unknown: {spelling})")]
+
+
 def test_a_choose_sentinel_becomes_a_constant_bound_to_a_model_value(scorer: Scorer, tmp_path: Path) -> None:
     """A11: ``Nil == CHOOSE v : v \\notin Servers`` is no value TLC can compute; as a constant bound
     to a model value it is a value unlike every server, which is all it asked for.  Every other

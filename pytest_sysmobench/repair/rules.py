@@ -127,6 +127,8 @@ def module_name(text: str, problem: Problem) -> Fix | None:
 #: Standard modules, in the order a name found in several is taken from (Integers extends
 #: Naturals: ``+`` comes from Naturals unless only Integers has it, as ``Int`` does).
 STANDARD_MODULES = ("Naturals", "Integers", "Sequences", "FiniteSets", "TLC", "Bags", "Reals")
+#: The other spellings TLA+ gives a standard operator; the modules define each under one.
+_SYNONYMS = {"<=": "\\leq", "=<": "\\leq", ">=": "\\geq", "\\circ": "\\o"}
 _INFIX = re.compile(r"(?:Could not find declaration or definition of symbol|Couldn't resolve infix operator symbol)"
                     r" [`'](\S+?)'")
 
@@ -138,11 +140,13 @@ def missing_extends(exported: Mapping[str, frozenset[str]]) -> Callable[[str, Pr
         if problem.sany is None or problem.sany.ok:
             return None
         wanted = unknown_operators(problem.sany)
-        wanted += [m.group(1) for e in problem.sany.errors for m in [_INFIX.search(e.message)] if m]
+        wanted = list(dict.fromkeys(wanted + [m.group(1) for e in problem.sany.errors
+                                              for m in [_INFIX.search(e.message)] if m]))
         have = set(modules.extends(text))
         adds: dict[str, list[str]] = {}
         for name in wanted:
-            home = next((m for m in STANDARD_MODULES if name in exported.get(m, ())), None)
+            defined = _SYNONYMS.get(name, name)
+            home = next((m for m in STANDARD_MODULES if defined in exported.get(m, ())), None)
             if home is not None and home not in have:
                 adds.setdefault(home, []).append(name)
         if not adds:
