@@ -172,6 +172,30 @@ def test_p2_does_not_take_a_spec_operator_for_the_canonical_action_of_the_same_n
     assert runtime.score < 1.0 and "TryLock" in runtime.reason
 
 
+def test_a_wrong_action_mapping_never_pays_against_leaving_the_action_out(scorer: Scorer, tmp_path: Path) -> None:
+    """A lock service without its give-up: mapped honestly (the action left out) or to the
+    spec's unlock, which fires but never moves where the real clients gave up.  P2 reads the
+    mapped steps at the system's own give-up states: the wrong mapping earns nothing there."""
+    locksvc = load_task(ROOT / "tasks" / "locksvc")
+    drop = ("\\/ Release(p) \\/ Abandon(p)", "\\/ Release(p)")
+    scored = {}
+    for mapped in ("Abandon", "Release"):
+        source = _reference_with(tmp_path / mapped, "locksvc", drop)
+        mapping = tmp_path / mapped / "locksvc" / "mapping.yaml"
+        mapping.write_text(mapping.read_text().replace("ClientGiveUp: {action: Abandon}",
+                                                       f"ClientGiveUp: {{action: {mapped}Missing}}"
+                                                       if mapped == "Abandon" else "ClientGiveUp: {action: Release}"))
+        cell = scorer.cell(locksvc, source)
+        scored[mapped] = (cell.result("runtime"), cell.result("conformance"))
+    (honest_p2, honest_p3), (wrong_p2, wrong_p3) = scored["Abandon"], scored["Release"]
+    assert honest_p2.details["not_in_spec"] == ["ClientGiveUp"], honest_p2.reason
+    assert wrong_p2.details["misread"] == {"ClientGiveUp": ["Release"]}, wrong_p2.reason
+    assert wrong_p2.score <= honest_p2.score < 1.0 and "never change the state where" in wrong_p2.reason
+    assert wrong_p3.score <= honest_p3.score
+    reference = scorer.cell(locksvc, ReferenceSource()).result("runtime")
+    assert reference.score == 1.0 and reference.details["misread"] == {}, reference.reason
+
+
 def test_a_ring_whose_calls_may_fail_when_they_need_not_loses_p3(scorer: Scorer, tmp_path: Path) -> None:
     source = _reference_with(tmp_path, "ringbuffer", ("    /\\ sent < N\n    /\\ Full\n", "    /\\ sent < N\n"),
                              ("    /\\ recv < N\n    /\\ Empty\n", "    /\\ recv < N\n"))

@@ -7,9 +7,10 @@ it; P4 checks it before its templates judge the spec through the mapping.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping as TMapping, Sequence
+from typing import Any, Callable, Mapping as TMapping, Sequence
 
 from ..cache import digest
 from ..mapping import CANON, ActionCall, Mapping
@@ -78,7 +79,9 @@ class Codec:
     #: Trace states (as record literals) with no spec state that maps back onto them, and why.
     lost: frozenset[str] = frozenset()
     lost_reason: str = ""
-    _memo: dict[int, tuple[TMapping[str, Any], str]] = field(default_factory=dict, compare=False, repr=False)
+    _memo: dict[tuple[str, int], tuple[TMapping[str, Any], str]] = field(default_factory=dict, compare=False,
+                                                                         repr=False)
+    _written: dict[tuple[str, str], str] = field(default_factory=dict, compare=False, repr=False)
     #: The long values its states are written with, each written once in a module that uses it.
     shared: Shared = field(default_factory=Shared, compare=False, repr=False)
 
@@ -89,25 +92,26 @@ class Codec:
                     or any(c.args is not None or c.exists for a in m.actions for c in a.calls))
 
     def record(self, state: TMapping[str, Any]) -> str:
-        # A state is written for the window before it, the window after it and its whole trace:
-        # write it once (trace states live as long as the corpus, so their ids are stable).
-        memo = self._memo
-        key = id(state)
-        hit = memo.get(key)
-        if hit is not None and hit[0] is state:
-            return hit[1]
-        text = self.shared(self._record(state))
-        memo[key] = (state, text)
-        return text
+        # A state is written for the window before it, the window after it and its whole trace,
+        # and the same state recurs in many traces: write it once (trace states live as long as
+        # the corpus, so their ids are stable; equal states share their text by content).
+        return self._once(state, "record", lambda: self.shared(self._record(state)))
 
     def canonical(self, state: TMapping[str, Any]) -> str:
         """A canonical state as a TLA+ record over the canonical variables (written once, as ``record``)."""
-        key = -id(state) - 1
-        hit = self._memo.get(key)
+        return self._once(state, "canonical", lambda: record_literal(state, self.shared))
+
+    def _once(self, state: TMapping[str, Any], kind: str, write: Callable[[], str]) -> str:
+        memo = self._memo
+        key = (kind, id(state))
+        hit = memo.get(key)
         if hit is not None and hit[0] is state:
             return hit[1]
-        text = record_literal(state, self.shared)
-        self._memo[key] = (state, text)
+        content = (kind, json.dumps(state, sort_keys=True, default=repr))
+        text = self._written.get(content)
+        if text is None:
+            text = self._written[content] = write()
+        memo[key] = (state, text)
         return text
 
     def _record(self, state: TMapping[str, Any]) -> str:

@@ -40,7 +40,7 @@ from ..tla.cfg import Config
 from ..tla.grammar import declared_names, next_parts, rename_names, rename_references
 from ..tla.messages import UNFINISHED, Verdict
 from ..tla.values import format_value, record_literal, tla_literal, value_differences
-from ..traces import Corpus
+from ..traces import Corpus, Window
 from . import _work
 from ._codec import (BUDGET_S, Codec, CheckModule, arguments_definition, call_definition, check_module, conj,
                      constant_literal, mapping_fault, prepare_codec, tla_tuple, work_files, work_module_name)
@@ -107,9 +107,10 @@ def pre_states(corpus: Corpus, lost: frozenset[str], cap: int = 0) -> list[TMapp
     first (the cheapest to judge; the order is fixed by the states' content, the same choice on
     every machine)."""
     by_action: dict[str, dict[str, TMapping[str, Any]]] = {}
+    literal: dict[int, str] = {}  # a trace's states recur as windows' pre- and post-states
     for trace in corpus.traces:
         for window in trace.windows():
-            key = record_literal(window.pre)
+            key = literal.get(id(window.pre)) or literal.setdefault(id(window.pre), record_literal(window.pre))
             if key not in lost:
                 by_action.setdefault(window.action, {}).setdefault(key, window.pre)
     everything: dict[str, TMapping[str, Any]] = {}
@@ -127,6 +128,22 @@ def pre_states(corpus: Corpus, lost: frozenset[str], cap: int = 0) -> list[TMapp
                 key = queue.pop(0)
                 chosen[key] = everything[key]
     return [chosen[k] for k in sorted(chosen, key=_stable)]
+
+
+#: At most this many of an action's own windows are asked whether its mapped steps move.
+OWN_WINDOWS = 24
+
+
+def own_moving_windows(corpus: Corpus, lost: frozenset[str], actions: Sequence[str]) -> list[Window]:
+    """Per action, its distinct windows that change the state, from states the spec can
+    represent; at most ``OWN_WINDOWS`` each, smallest first (the same on every machine)."""
+    chosen: dict[str, dict[str, Window]] = {a: {} for a in actions}
+    for trace in corpus.traces:
+        for window in trace.windows():
+            pre = record_literal(window.pre)
+            if window.action in chosen and window.pre != window.post and pre not in lost:
+                chosen[window.action].setdefault(pre + repr(window.args), window)
+    return [own[k] for _, own in sorted(chosen.items()) for k in sorted(own, key=_stable)[:OWN_WINDOWS]]
 
 
 def _stable(key: str) -> tuple[int, str]:
@@ -719,18 +736,30 @@ def _cut(state: TMapping[str, Any]) -> str:
 MOVES = "moves"
 
 
-def moving(ctx: CellContext, codec: Codec, config: Config, corpus: Corpus, actions: Sequence[str]) -> set[str] | None:
+def moving(ctx: CellContext, codec: Codec, config: Config, corpus: Corpus, actions: Sequence[str],
+           own_windows: bool = False) -> set[str] | None:
     """Which of ``actions`` (target actions the spec has) change the canonical state by some
-    step of theirs from some traced state, read through the mapping.  None when that could not
-    be found out (the check did not finish), which then charges nobody."""
+    step of theirs from some traced state, read through the mapping; with ``own_windows``, only
+    from the states where the system took that action and changed the state, with the system's
+    arguments (an operator mapped to an unrelated action never moves there).  None when that
+    could not be found out (the check did not finish), which then charges nobody."""
     task = ctx.task
-    states = pre_states(corpus, codec.lost)
     numbered = tuple((k, a) for k, a in enumerate((a.name for a in task.vocabulary.actions), start=1) if a in actions)
+    params = {a.name: a.params for a in task.vocabulary.actions}
+    if own_windows:
+        chosen = own_moving_windows(corpus, codec.lost, [a for _, a in numbered])
+        states = [w.pre for w in chosen]
+        number = {a: k for k, a in numbered}
+        literal = [f"<<{number[w.action]}, <<{', '.join(tla_literal(v, codec.shared) for v in w.args)}>>>>"
+                   for w in chosen]
+        instances, listed = "{SysmoInst[sysmo_w]}", f"SysmoInst == {tla_tuple(literal)}"
+    else:
+        states = pre_states(corpus, codec.lost)
+        if any(not task.vocabulary.domain(p) for _, a in numbered for p in params[a]):
+            return None  # no domains to try the arguments in (P3 reports it as the task's error)
+        instances, listed = "SysmoInstances", f"SysmoInstances == {_instances(task, corpus.constants, numbered)}"
     if not states or not numbered:
         return set()
-    params = {a.name: a.params for a in task.vocabulary.actions}
-    if any(not task.vocabulary.domain(p) for _, a in numbered for p in params[a]):
-        return None  # no domains to try the arguments in (P3 reports it as the task's error)
     canon = "SysmoCanon[sysmo_w]"
     spec_next = ctx.next_action()
     defs = list(codec.definitions())
@@ -749,7 +778,7 @@ VARIABLES sysmo_w, sysmo_i
 SysmoMarks == INSTANCE {work_module_name(ctx)}
 SysmoPre == {tla_tuple([codec.record(s) for s in states])}
 SysmoCanon == {tla_tuple([codec.canonical(s) for s in states])}
-SysmoInstances == {_instances(task, corpus.constants, numbered)}
+{listed}
 SysmoStep(sysmo_x) ==
     {(chr(10) + '    ').join(arms)}
 SysmoRead == {_reading_record(modelled, readings)}
@@ -760,12 +789,12 @@ SysmoInit ==
     /\\ {conj(codec.bind("SysmoPre[sysmo_w]", False))}
 SysmoNext ==
     /\\ sysmo_i = <<>>
-    /\\ \\E sysmo_inst \\in SysmoInstances : SysmoMarks!Unseen({REGISTER} + sysmo_inst[1]) /\\ sysmo_i' = sysmo_inst /\\ SysmoStep(sysmo_inst)
+    /\\ \\E sysmo_inst \\in {instances} : SysmoMarks!Unseen({REGISTER} + sysmo_inst[1]) /\\ sysmo_i' = sysmo_inst /\\ SysmoStep(sysmo_inst)
     /\\ UNCHANGED sysmo_w
     /\\ SysmoRead' # {before}
     /\\ SysmoMarks!Seen({REGISTER} + sysmo_i'[1], <<"SYSMO_MARK", "{MOVES}", sysmo_i'[1]>>)"""
     module = check_module(ctx, f"{ctx.module}_SysmoMoves", body, codec)
-    result = _tlc(ctx, "moves", module, config, {}, view=False)
+    result = _tlc(ctx, "moves-own" if own_windows else "moves", module, config, {}, view=False, phase="runtime")
     if result.verdict is not Verdict.OK:
         return None
     names = dict(numbered)

@@ -149,7 +149,8 @@ def not_to_cover(spec: str, targets: Sequence[str] = ()) -> list[str]:
 def coverage(sims: list[TlcResult], bfs: TlcResult | None = None, module: str = "",
              spec: str = "", missing: Iterable[str] = (), ignored: Sequence[str] = (),
              along_traces: TlcResult | None = None, exhaustive: bool = False,
-             inert: TMapping[str, Sequence[str]] | None = None) -> tuple[float, dict[str, Any]]:
+             inert: TMapping[str, Sequence[str]] | None = None,
+             misread: TMapping[str, Sequence[str]] | None = None) -> tuple[float, dict[str, Any]]:
     """(fired - erroneous) / (all + missing), over every action the BFS or any simulation
     reported and every target action the spec does not have (``missing``: never fired), less
     the ``ignored`` ones (see :func:`not_to_cover`).
@@ -161,7 +162,9 @@ def coverage(sims: list[TlcResult], bfs: TlcResult | None = None, module: str = 
     if it took a step from a state of the task's traces (``along_traces``, see
     :func:`_along_traces`).  What fired nowhere was never enabled when the BFS explored the
     whole state space (``exhaustive``), else not reached within the bounds: both count against
-    coverage, each named for what it is.
+    coverage, each named for what it is.  A target action mapped to operators that fire, but
+    whose steps never move from the states where the system took it (``misread``, see
+    :func:`_misread`), counts as one the spec does not have: a wrong mapping does not pay.
     """
     all_actions: set[str] = set()
     seen_by: dict[str, list[str]] = {}
@@ -189,7 +192,8 @@ def coverage(sims: list[TlcResult], bfs: TlcResult | None = None, module: str = 
     # Canonical names, not the spec's: a spec operator that happens to bear a missing action's
     # name (its own TryRead, a blocking request) does not stand in for it.
     absent = sorted(set(missing))
-    total = len(all_actions) + len(absent)
+    misread = dict(misread or {})
+    total = len(all_actions) + len(absent) + len(misread)
     score = len(covered - erroneous) / total if total else 0.0
     never = sorted(all_actions - covered - set(inert))
     return score, {
@@ -204,6 +208,7 @@ def coverage(sims: list[TlcResult], bfs: TlcResult | None = None, module: str = 
         "not_in_spec": absent,
         "not_covered": left_out,
         "inert": {name: list(actions) for name, actions in sorted(inert.items())},
+        "misread": {name: list(operators) for name, operators in sorted(misread.items())},
     }
 
 
@@ -276,6 +281,37 @@ def _inert(ctx: CellContext, mapping: Mapping | None, bfs: TlcResult, cov: TMapp
     return found
 
 
+def _misread(ctx: CellContext, mapping: Mapping | None, cov: TMapping[str, Any],
+             inert: TMapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """Target actions whose mapped operators fire, but never change the canonical state from
+    the states where the system took the action and changed it, with its arguments: the
+    mapping names an operator that is not this action (a give-up mapped to ``unlock``), which
+    would otherwise earn P2 what leaving the action out honestly does not.  Actions whose
+    mapping allows internal steps are not asked (one step may not show them), nor those whose
+    operators are all inert (charged already)."""
+    if mapping is None or mapping.internal:
+        return {}
+    corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
+    moving_in_system = {w.action for t in corpus.traces for w in t.windows() if w.pre != w.post}
+    missing = ctx.missing_actions(mapping)
+    covered = set(cov["covered"])
+    operators = {a: sorted({c.action for c in mapping.action(a).calls}) for a in ctx.task.target_actions
+                 if a in moving_in_system and a not in missing}
+    asked = [a for a, ops in operators.items()
+             if ops and set(ops) & covered and not set(ops) <= set(inert)
+             and not (mapping.action(a).before or mapping.action(a).after)]
+    if not asked:
+        return {}
+    try:
+        codec, config = prepare_codec(ctx, mapping, corpus)
+    except MappingProblem:
+        return {}
+    moved = moving(ctx, codec, config, corpus, asked, own_windows=True)
+    if moved is None:
+        return {}
+    return {a: operators[a] for a in asked if a not in moved}
+
+
 def _exhaustive(raw_bfs: TlcResult, ctx: CellContext) -> bool:
     """Whether the bounded BFS explored the whole state space (no bound cut it short)."""
     settings = ctx.task.runtime
@@ -328,8 +364,9 @@ def check_runtime(ctx: CellContext) -> PhaseResult:
         score, cov = coverage(sims, bfs, ctx.module, spec, missing, ignored, along, exhaustive)
         traced = {"along_traces": why_not or "one step from every traced state"}
     inert = _inert(ctx, mapping, bfs, cov) if runtime_ok else {}
-    if inert:
-        score, cov = coverage(sims, bfs, ctx.module, spec, missing, ignored, along, exhaustive, inert)
+    misread = _misread(ctx, mapping, cov, inert) if runtime_ok else {}
+    if inert or misread:
+        score, cov = coverage(sims, bfs, ctx.module, spec, missing, ignored, along, exhaustive, inert, misread)
     details: dict[str, Any] = {
         "runtime_check": runtime_ok,
         "bfs_verdict": bfs.verdict.value,
@@ -373,6 +410,10 @@ def check_runtime(ctx: CellContext) -> PhaseResult:
     if cov["inert"]:
         reason += ("; inert (its steps never change the state, from any explored or traced state, where the "
                    f"system's do): {', '.join(cov['inert'])}")
+    if cov["misread"]:
+        reason += ("; mapped to operators whose steps never change the state where the system took the action "
+                   "(counted as actions the spec does not have): "
+                   + ", ".join(f"{a} ({', '.join(ops)})" for a, ops in cov["misread"].items()))
     if sim_errors:
         reason += f" ({sim_errors[0].summary()})"
     if not cov["actions"] and not cov["not_in_spec"]:
