@@ -27,7 +27,7 @@ from ..tla import modules
 from ..tla.values import record_literal
 from ..tla.cfg import EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215, Config
 from ..tla.messages import UNFINISHED, TlcResult, Verdict
-from ..traces import load_corpus
+from ..traces import Corpus, load_corpus
 from . import _work
 from ._codec import MappingProblem, check_module, conj, prepare_codec, tla_tuple, work_files
 from ._context import CellContext
@@ -256,20 +256,12 @@ def _inert(ctx: CellContext, mapping: Mapping | None, bfs: TlcResult, cov: TMapp
     takes as no-ops (a failed ``try_lock``) are never inert."""
     if mapping is None:
         return {}
-    corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
-    moving_in_system = {w.action for t in corpus.traces for w in t.windows() if w.pre != w.post}
+    corpus, moving_in_system, missing = _system_moves(ctx, mapping)
     suspects = {name for name in cov["covered"] if bfs.coverage.get(name) is None or not bfs.coverage[name].distinct}
-    missing = ctx.missing_actions(mapping)
     operators = {a: {c.action for c in mapping.action(a).calls} for a in ctx.task.target_actions}
     asked = [a for a in ctx.task.target_actions
              if a in moving_in_system and a not in missing and operators[a] and operators[a] <= suspects]
-    if not asked:
-        return {}
-    try:
-        codec, config = prepare_codec(ctx, mapping, corpus)
-    except MappingProblem:
-        return {}
-    moved = moving(ctx, codec, config, corpus, asked)
+    moved = _moved(ctx, mapping, corpus, asked, own_windows=False)
     if moved is None:
         return {}
     still = [a for a in asked if a not in moved]
@@ -291,25 +283,34 @@ def _misread(ctx: CellContext, mapping: Mapping | None, cov: TMapping[str, Any],
     operators are all inert (charged already)."""
     if mapping is None or mapping.internal:
         return {}
-    corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
-    moving_in_system = {w.action for t in corpus.traces for w in t.windows() if w.pre != w.post}
-    missing = ctx.missing_actions(mapping)
+    corpus, moving_in_system, missing = _system_moves(ctx, mapping)
     covered = set(cov["covered"])
     operators = {a: sorted({c.action for c in mapping.action(a).calls}) for a in ctx.task.target_actions
                  if a in moving_in_system and a not in missing}
     asked = [a for a, ops in operators.items()
              if ops and set(ops) & covered and not set(ops) <= set(inert)
              and not (mapping.action(a).before or mapping.action(a).after)]
+    moved = _moved(ctx, mapping, corpus, asked, own_windows=True)
+    return {} if moved is None else {a: operators[a] for a in asked if a not in moved}
+
+
+def _system_moves(ctx: CellContext, mapping: Mapping) -> tuple[Corpus, set[str], list[str]]:
+    """The traces, the target actions the system takes by changing the state, and those the
+    mapping leaves out."""
+    corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
+    return corpus, {w.action for t in corpus.traces for w in t.windows() if w.pre != w.post}, \
+        list(ctx.missing_actions(mapping))
+
+
+def _moved(ctx: CellContext, mapping: Mapping, corpus: Corpus, asked: Sequence[str], own_windows: bool) -> set[str] | None:
+    """Which of ``asked`` move from the traced states (see ``moving``); None: not found out."""
     if not asked:
-        return {}
+        return set()
     try:
         codec, config = prepare_codec(ctx, mapping, corpus)
     except MappingProblem:
-        return {}
-    moved = moving(ctx, codec, config, corpus, asked, own_windows=True)
-    if moved is None:
-        return {}
-    return {a: operators[a] for a in asked if a not in moved}
+        return None
+    return moving(ctx, codec, config, corpus, asked, own_windows=own_windows)
 
 
 def _exhaustive(raw_bfs: TlcResult, ctx: CellContext) -> bool:
