@@ -302,7 +302,7 @@ def _board_at(raw: str) -> Board:
 
 def leaderboard_bless(args: argparse.Namespace) -> int:
     from .leaderboard.baseline import BaselineError, bless
-    from .cache import atomic_write_text
+    from .leaderboard.board import write_json
 
     try:
         blessed = bless(_board_at(args.source))
@@ -311,7 +311,7 @@ def leaderboard_bless(args: argparse.Namespace) -> int:
         return 2
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out, json.dumps(blessed.to_json(), indent=2) + "\n")
+    write_json(blessed, out)
     print(f"blessed {len(blessed.cells)} cells from {', '.join(blessed.blessed_from or ())} into {out}")
     return 0
 
@@ -359,8 +359,7 @@ def _paired(before: Board, after: Board, pair: str) -> tuple[Board, Board]:
 
 def leaderboard_merge(args: argparse.Namespace) -> int:
     from .leaderboard.baseline import BaselineError
-    from .cache import atomic_write_text
-    from .leaderboard.board import merge
+    from .leaderboard.board import merge, write_json
 
     try:
         boards = [_board_at(raw) for raw in args.boards]
@@ -373,7 +372,7 @@ def leaderboard_merge(args: argparse.Namespace) -> int:
     assert merged is not None
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out, json.dumps(merged.to_json(), indent=2) + "\n")
+    write_json(merged, out)
     print(f"merged {len(boards)} boards ({len(merged.cells)} cells) into {out}")
     if merged.incomplete:
         print(f"warning: {merged.incomplete}", file=sys.stderr)

@@ -12,6 +12,9 @@ import pytest
 # litellm reads this when it is first imported: use its bundled model cost map instead of
 # fetching one over the network. Set here so it is in place before any test imports litellm.
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+# Every board the tests write (in this process and in the pytest runs they start) is held to
+# the published schema.
+os.environ["SYSMOBENCH_SCHEMA_CHECK"] = str(Path(__file__).resolve().parents[1] / "schemas" / "leaderboard.schema.json")
 
 from fresh_traces import capture_fresh, fresh_traces_root  # noqa: E402  (tests/ is on sys.path)
 from llm_server import LocalModelServer  # noqa: E402

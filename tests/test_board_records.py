@@ -15,11 +15,13 @@ from pytest_sysmobench.leaderboard import board as report
 from pytest_sysmobench.leaderboard.baseline import Tolerance, bless, compare
 from pytest_sysmobench.leaderboard.html import render
 from pytest_sysmobench.leaderboard.records import Board, PhaseCell
+from pytest_sysmobench.leaderboard.schema import problems
 from pytest_sysmobench.record import CellId, PhaseRecord, RepairSummary, phase_summary
 from pytest_sysmobench.scoring import PHASES, REPAIRED_PHASES, Cause, PhaseResult, Status
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = ROOT / "data" / "baselines" / "reference.json"
+SCHEMA = ROOT / "schemas" / "leaderboard.schema.json"
 NAMES = st.sampled_from(["spin", "etcd", "m-x:y", '<b>"x"</b>']) | st.text(max_size=8)
 SCORED = st.sampled_from([Status.PASSED, Status.FAILED, Status.BLOCKED, Status.NOT_EVALUABLE, Status.INCONCLUSIVE])
 UNSCORED = st.sampled_from([Status.SKIPPED, Status.ERROR, Status.BLOCKED, Status.INCONCLUSIVE])
@@ -76,6 +78,7 @@ def records(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 def _read_back(board: Board) -> None:
     data = board.to_json()
+    assert not problems(data, SCHEMA), problems(data, SCHEMA)  # as published
     assert Board.from_json(data) == board
     assert Board.from_json(data).to_json() == data
     assert Board.from_json(json.loads(json.dumps(data))).to_json() == data  # through a file

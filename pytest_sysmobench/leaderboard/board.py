@@ -30,6 +30,7 @@ from ..cache import atomic_write_text
 from ..scoring import (PHASES, REPAIRED_PHASES, WEIGHTS, Cause, Charge, PhaseResult, Status, composite, pass_at_k, phase_of,
                        repaired_composite)
 from . import html as html_report
+from . import schema
 from .charges import cell_charge, charge_of
 from .records import (JSON, SCHEMA, Board, CellRow, ConformanceRates, ModelRow, PhaseCell, RepairCell, Selection,
                       TaskRow, as_board, real)
@@ -429,13 +430,20 @@ def _csv_number(value: float | None) -> str:
     return "" if value is None else repr(float(value))
 
 
+def write_json(board: Board, path: Path) -> None:
+    """The board's JSON, as the published schema describes it (checked when a run is asked to)."""
+    data = board.to_json()
+    schema.check_written(data)
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=False) + "\n")
+
+
 def write(board: Board | Mapping[str, JSON], directory: Path) -> list[Path]:
     board = as_board(board)
     directory.mkdir(parents=True, exist_ok=True)
     json_path = directory / "leaderboard.json"
     csv_path = directory / "leaderboard.csv"
     html_path = directory / "leaderboard.html"
-    atomic_write_text(json_path, json.dumps(board.to_json(), indent=2, sort_keys=False) + "\n")
+    write_json(board, json_path)
     atomic_write_text(csv_path, cells_csv(board))
     # The cells' folders (prompts, answers, an agent's transcript) are <output>/runs/<run>/...:
     # linked from the page beside them, or from a run's own copy inside runs/<run>/.
