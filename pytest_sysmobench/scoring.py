@@ -238,6 +238,14 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass^k estimator C(c, k) / C(n, k): the chance that k samples drawn from the n
+    all pass (how reliably a model passes, where pass@k says whether it can)."""
+    if not (0 <= c <= n) or k < 1 or k > n:
+        raise ValueError(f"pass^k needs 0 <= c <= n and 1 <= k <= n, got n={n} c={c} k={k}")
+    return math.comb(c, k) / math.comb(n, k)
+
+
 def gate_verdict(results: Sequence[PhaseResult]) -> dict[str, Any]:
     """What a check tool (an agent's, and ``sysmobench check``) prints of P1 and P2: whether
     both passed, and each phase's score, status and reason as the board has them."""

@@ -24,16 +24,16 @@ import functools
 import io
 import json
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..cache import atomic_write_text
-from ..scoring import (PHASES, REPAIRED_PHASES, WEIGHTS, Cause, Charge, PhaseResult, Status, composite, pass_at_k, phase_of,
-                       repaired_composite)
+from ..scoring import (PHASES, REPAIRED_PHASES, WEIGHTS, Cause, Charge, PhaseResult, Status, composite, pass_at_k, pass_hat_k,
+                       phase_of, repaired_composite)
 from . import html as html_report
-from . import schema
+from . import schema, uncertainty
 from .charges import cell_charge, charge_of
-from .records import (JSON, SCHEMA, Board, CellRow, ConformanceRates, ModelRow, PhaseCell, RepairCell, Selection,
-                      TaskRow, as_board, real)
+from .records import (JSON, SCHEMA, Board, CellRow, ConformanceRates, Intervals, ModelRow, PhaseCell, RepairCell,
+                      Selection, TaskRow, as_board, real)
 
 Record = Mapping[str, JSON]
 
@@ -178,13 +178,15 @@ def _task_row(task: str, model: str, cells: list[CellRow]) -> TaskRow:
     scored = [c for c in cells if c.is_spec]
     composites = [c.composite for c in scored if c.composite is not None]
     return TaskRow(task, model, len(cells), len(scored), left_out(cells), max(composites) if composites else None,
-                   {phase: _pass_at_k(cells, phase) for phase in PHASES})
+                   {phase: _pass_at_k(cells, phase) for phase in PHASES},
+                   {phase: _pass_at_k(cells, phase, pass_hat_k) for phase in PHASES})
 
 
-def _pass_at_k(cells: list[CellRow], phase: str) -> dict[str, float]:
+def _pass_at_k(cells: list[CellRow], phase: str,
+               estimator: Callable[[int, int, int], float] = pass_at_k) -> dict[str, float]:
     ran = [cell for cell in cells if _phase_counts(cell, phase)]
     n, c = len(ran), sum(1 for cell in ran if cell.phases[phase].status == Status.PASSED.value)
-    return {str(k): round(pass_at_k(n, c, k), 6) for k in range(1, n + 1)}
+    return {str(k): round(estimator(n, c, k), 6) for k in range(1, n + 1)}
 
 
 def _groups(cells: tuple[CellRow, ...]) -> tuple[TaskRow, ...]:
@@ -231,6 +233,8 @@ def _model_row(model: str, mine: list[CellRow], groups: tuple[TaskRow, ...]) -> 
         means={p: _mean(c.phases[p].score for c in mine if _phase_counts(c, p)) for p in PHASES},
         best_of_k=_mean(g.best_of_k for g in per_task if g.scored_samples),
         pass_at_k=_mean_pass_at_k(per_task),
+        pass_hat_k=_mean_pass_at_k(per_task, hat=True),
+        intervals=_intervals(model, mine),
         failure_classes=_class_counts((p, r.failure_class) for c in mine for p, r in c.phases.items()
                                         if r.failure_class),
         usage=_spend(mine) if _spent_any(mine) else None,
@@ -261,16 +265,39 @@ def _models(cells: tuple[CellRow, ...], groups: tuple[TaskRow, ...]) -> tuple[Mo
     return tuple(sorted(rows, key=lambda r: (r.composite is None, -(r.composite or 0.0), r.model)))
 
 
-def _mean_pass_at_k(groups: list[TaskRow]) -> dict[str, dict[str, float]]:
+def _mean_pass_at_k(groups: list[TaskRow], hat: bool = False) -> dict[str, dict[str, float]]:
     """Per phase and k, the mean over the tasks that have a sample of that phase to count, for
-    the k every such task has."""
+    the k every such task has (of pass^k with ``hat``)."""
     out: dict[str, dict[str, float]] = {}
     for phase in PHASES:
-        having = [g for g in groups if g.pass_at_k[phase]]
-        k_max = min((len(g.pass_at_k[phase]) for g in having), default=0)
-        out[phase] = {str(k): round(sum(g.pass_at_k[phase][str(k)] for g in having) / len(having), 6)
+        having = [(g.pass_hat_k or {}) if hat else g.pass_at_k for g in groups]
+        having = [h for h in having if h.get(phase)]
+        k_max = min((len(h[phase]) for h in having), default=0)
+        out[phase] = {str(k): round(sum(h[phase][str(k)] for h in having) / len(having), 6)
                       for k in range(1, k_max + 1)}
     return out
+
+
+def _intervals(model: str, mine: list[CellRow]) -> Intervals | None:
+    """The 95% interval of the composite and of each phase's mean, over the same cells as the
+    means (see uncertainty.py)."""
+    measures: dict[str, dict[str, list[float]]] = {"composite": {}, **{p: {} for p in PHASES}}
+    for cell in mine:
+        if cell.is_spec and cell.composite is not None:
+            measures["composite"].setdefault(cell.task, []).append(cell.composite)
+        for phase in PHASES:
+            score = cell.phases[phase].score if _phase_counts(cell, phase) else None
+            if score is not None:
+                measures[phase].setdefault(cell.task, []).append(score)
+    bounds = []
+    for name, groups in measures.items():
+        found = uncertainty.interval(list(groups.values()), uncertainty.seed_of(model, name))
+        if found is not None:
+            bounds.append((name, *found))
+    if not bounds:
+        return None
+    single = all(len(g) <= 1 for groups in measures.values() for g in groups.values())
+    return Intervals(uncertainty.METHOD, tuple(bounds), uncertainty.ONE_SAMPLE_NOTE if single else None)
 
 
 def _mean(values: Iterable[float | None]) -> float | None:
@@ -426,6 +453,26 @@ def cells_csv(board: Board | Mapping[str, JSON]) -> str:
     return out.getvalue()
 
 
+MODEL_CSV_COLUMNS = ("model", "cells", "scored_cells",
+                     *[f"{m}{k}" for m in ("composite", *PHASES) for k in ("", "_low", "_high")], "interval_note")
+
+
+def models_csv(board: Board | Mapping[str, JSON]) -> str:
+    """One row per model: each mean with its 95% interval (empty where unknown)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(MODEL_CSV_COLUMNS)
+    for model in as_board(board).models:
+        row: list[Any] = [model.model, model.cells, "" if model.scored_cells is None else model.scored_cells]
+        for measure in ("composite", *PHASES):
+            bounds = model.intervals.of(measure) if model.intervals is not None else None
+            mean = model.composite if measure == "composite" else model.means.get(measure)
+            row += [_csv_number(mean), *(_csv_number(b) for b in (bounds or (None, None)))]
+        row.append(model.intervals.note or "" if model.intervals is not None else "")
+        writer.writerow(row)
+    return out.getvalue()
+
+
 def _csv_number(value: float | None) -> str:
     return "" if value is None else repr(float(value))
 
@@ -442,14 +489,16 @@ def write(board: Board | Mapping[str, JSON], directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     json_path = directory / "leaderboard.json"
     csv_path = directory / "leaderboard.csv"
+    models_path = directory / "leaderboard-models.csv"
     html_path = directory / "leaderboard.html"
     write_json(board, json_path)
     atomic_write_text(csv_path, cells_csv(board))
+    atomic_write_text(models_path, models_csv(board))
     # The cells' folders (prompts, answers, an agent's transcript) are <output>/runs/<run>/...:
     # linked from the page beside them, or from a run's own copy inside runs/<run>/.
     folders = "runs/" if (directory / "runs").is_dir() else "../" if directory.parent.name == "runs" else None
     atomic_write_text(html_path, html_report.render(board, folders))
-    return [json_path, csv_path, html_path]
+    return [json_path, csv_path, models_path, html_path]
 
 
 def _fmt(result: PhaseCell | None) -> str:
@@ -474,6 +523,15 @@ def _repaired_mark(cell: CellRow) -> str:
         return _number(cell.repaired_composite)
     edits = f", {repair.edits} edit{'s' if repair.edits != 1 else ''}" if repair.edits else ""
     return f"{_number(cell.repaired_composite)} ({repair.status}{edits})"
+
+
+def intervals_line(row: ModelRow) -> str | None:
+    """'reference: composite 0.812 (95% 0.741-0.880), P1 ...' and the note, when known."""
+    if row.intervals is None or not row.intervals.bounds:
+        return None
+    shown = ", ".join(f"{'composite' if name == 'composite' else phase_of(name).short} "
+                      f"{low:.3f}-{high:.3f}" for name, low, high in row.intervals.bounds)
+    return f"95% intervals of {row.model}: {shown}" + (f" ({row.intervals.note})" if row.intervals.note else "")
 
 
 def repairs_line(row: ModelRow) -> str | None:

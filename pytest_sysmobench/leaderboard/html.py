@@ -40,6 +40,10 @@ COLUMN_HELP = {
     "left out": "cells the benchmark could not score (its fault, not the spec's), by cause; kept out of every mean",
     **{p.label: f"{p.checks} (0-1; in the models table, the mean over scored cells)" for p in PHASE_TABLE},
     "composite": "0.15·P1 + 0.15·P2 + 0.35·P3 + 0.35·P4 (the mean over scored cells in the models table)",
+    "95% interval": "where the mean composite would lie on another draw of tasks and samples: a percentile "
+                    "bootstrap over tasks, then each task's samples, seeded (the same board gives the same "
+                    "interval); * marks one sample per cell, where it ignores how another answer could differ. "
+                    "The bars of the chart below carry the same intervals for each phase",
     "repaired": "the repaired composite, beside the strict one and never merged with it: P1 and P2 as written, "
                 "P3 and P4 of the spec after mechanical repair (as written when it needed none or could not be "
                 "repaired); under it, how many cells needed what repair (none, minor 1-3 edits, moderate 4-10, "
@@ -119,7 +123,7 @@ def _header(board: Board) -> list[str]:
 
 def _models_table(models: tuple[ModelRow, ...]) -> str:
     repaired = any(model.repairs is not None for model in models)
-    head = ["model", "cells", "scored", "left out", *(PHASE_LABELS[p] for p in PHASES), "composite",
+    head = ["model", "cells", "scored", "left out", *(PHASE_LABELS[p] for p in PHASES), "composite", "95% interval",
             *(["repaired"] if repaired else []), "best of k", "pass@1 P4", "cost"]
     rows = []
     for model in models:
@@ -129,11 +133,20 @@ def _models_table(models: tuple[ModelRow, ...]) -> str:
             f'<td class="num scored">{_e(_known(model.scored_cells))}</td>',
             _left_out_cell(model.left_out, model.unscored),
             *(f'<td class="num">{_number(model.means.get(p))}</td>' for p in PHASES),
-            f'<td class="num"><b>{_number(model.composite)}</b></td>',
+            f'<td class="num"><b>{_number(model.composite)}</b></td>', _interval_cell(model),
             *([_repairs_cell(model.repaired_composite, model.repairs)] if repaired else []),
             f'<td class="num">{_number(model.best_of_k)}</td>', f'<td class="num">{_number(pass1)}</td>',
             f"<td>{_e(_cost(model.usage)) if model.usage else '-'}</td>"]) + "</tr>")
     return _table(head, rows, "models") + _legend(head)
+
+
+def _interval_cell(model: ModelRow) -> str:
+    bounds = model.intervals.of("composite") if model.intervals is not None else None
+    if bounds is None or model.intervals is None:
+        return '<td class="num">-</td>'
+    note = f"{model.intervals.method}" + (f"; {model.intervals.note}" if model.intervals.note else "")
+    mark = " *" if model.intervals.note else ""
+    return f'<td class="num" title="{_e(note)}">{bounds[0]:.3f}–{bounds[1]:.3f}{mark}</td>'
 
 
 def _repairs_cell(value: float | None, counts: Mapping[str, int] | None) -> str:
@@ -309,8 +322,16 @@ def _phase_bars(models: tuple[ModelRow, ...]) -> str:
             value = model.means.get(phase)
             h = plot_h * (value or 0.0)
             label = f"{_plain(model.model)}: {PHASE_LABELS[phase]} {_number(value)}"
+            bounds = model.intervals.of(phase) if model.intervals is not None else None
+            if bounds is not None:
+                label += f" (95% interval {bounds[0]:.3f}–{bounds[1]:.3f})"
             shapes.append(f'<rect class="bar" x="{x0 + j * bar:.1f}" y="{top + plot_h - h:.1f}" width="{bar - 2}" '
                           f'height="{h:.1f}" fill="{PHASE_COLOURS[phase]}"><title>{_e(label)}</title></rect>')
+            if bounds is not None and bounds[1] > bounds[0]:
+                mid = x0 + j * bar + (bar - 2) / 2
+                low, high = top + plot_h * (1 - bounds[0]), top + plot_h * (1 - bounds[1])
+                shapes.append(f'<path class="error-bar" d="M{mid:.1f} {low:.1f}V{high:.1f}M{mid - 3:.1f} {low:.1f}'
+                              f'h6M{mid - 3:.1f} {high:.1f}h6" stroke="#24292f" fill="none"/>')
         shapes.append(f'<text x="{x0 + len(PHASES) * bar / 2:.1f}" y="{top + plot_h + 16}" text-anchor="middle">'
                       f"{_e(_short(model.model, 17))}<title>{_e(_plain(model.model))}</title></text>")
     legend = "".join(f'<span><i class="swatch" style="background:{PHASE_COLOURS[p]}"></i>{PHASE_LABELS[p]}</span>'

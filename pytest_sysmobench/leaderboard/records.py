@@ -256,6 +256,39 @@ def _cell_charge_of(data: Mapping[str, JSON], phases: Mapping[str, PhaseCell]) -
 
 
 @dataclass(frozen=True)
+class Intervals:
+    """A model's 95% intervals: per measure (the composite, each phase) its low and high bound,
+    the method, and a note when they ignore sampling variation (one sample per cell)."""
+
+    method: str
+    bounds: tuple[tuple[str, float, float], ...]
+    note: str | None = None
+
+    def of(self, measure: str) -> tuple[float, float] | None:
+        return next(((low, high) for name, low, high in self.bounds if name == measure), None)
+
+    def to_json(self) -> dict[str, JSON]:
+        data: dict[str, JSON] = {"method": self.method, **{name: [low, high] for name, low, high in self.bounds}}
+        if self.note is not None:
+            data["note"] = self.note
+        return data
+
+    @classmethod
+    def from_json(cls, data: JSON) -> Intervals | None:
+        given = mapping(data)
+        if not given:
+            return None
+        bounds = []
+        for name in ("composite", *PHASES):
+            pair = given.get(name)
+            if isinstance(pair, list) and len(pair) == 2:
+                low, high = real(pair[0]), real(pair[1])
+                if low is not None and high is not None and low <= high:
+                    bounds.append((name, low, high))
+        return cls(text(given.get("method")), tuple(bounds), text(given.get("note")) or None)
+
+
+@dataclass(frozen=True)
 class TaskRow:
     """The samples of one task by one model: best of k and pass@k over the samples charged to
     the spec."""
@@ -269,6 +302,8 @@ class TaskRow:
     best_of_k: float | None
     #: {phase: {k: pass@k}}, k as a string (a JSON key).
     pass_at_k: dict[str, dict[str, float]]
+    #: {phase: {k: pass^k}}: all k samples pass; None on a board from before it was kept.
+    pass_hat_k: dict[str, dict[str, float]] | None = None
 
     def to_json(self) -> dict[str, JSON]:
         data: dict[str, JSON] = {"task": self.task, "model": self.model, "samples": self.samples,
@@ -276,6 +311,7 @@ class TaskRow:
         if self.left_out is not None:
             data["left_out"] = dict(self.left_out)
         data.update(best_of_k=self.best_of_k, pass_at_k=_copied(self.pass_at_k))
+        _put_known(data, pass_hat_k=_copied(self.pass_hat_k))
         return data
 
     @classmethod
@@ -284,7 +320,8 @@ class TaskRow:
         # Before charges every sample was scored.
         scored = count(data.get("scored_samples"))
         return cls(text(data.get("task")), text(data.get("model")), samples, samples if scored is None else scored,
-                   _counts(data.get("left_out")), real(data.get("best_of_k")), _pass_at_k(data.get("pass_at_k")))
+                   _counts(data.get("left_out")), real(data.get("best_of_k")), _pass_at_k(data.get("pass_at_k")),
+                   _pass_at_k(data["pass_hat_k"]) if isinstance(data.get("pass_hat_k"), Mapping) else None)
 
 
 @dataclass(frozen=True)
@@ -311,6 +348,10 @@ class ModelRow:
     #: repaired composite over those that have one (never merged with ``composite``).
     repairs: dict[str, int] | None = None
     repaired_composite: float | None = None
+    #: {phase: {k: pass^k}}, the mean over tasks as pass_at_k; None on older boards.
+    pass_hat_k: dict[str, dict[str, float]] | None = None
+    #: How sure the means are; None on older boards.
+    intervals: Intervals | None = None
 
     def to_json(self) -> dict[str, JSON]:
         data: dict[str, JSON] = {"model": self.model, "cells": self.cells}
@@ -320,6 +361,8 @@ class ModelRow:
             data.update(repaired_composite=self.repaired_composite, repairs=dict(self.repairs))
         data.update((phase, self.means.get(phase)) for phase in PHASES)
         data.update(best_of_k=self.best_of_k, pass_at_k=_copied(self.pass_at_k))
+        _put_known(data, pass_hat_k=_copied(self.pass_hat_k),
+                   intervals=self.intervals.to_json() if self.intervals is not None else None)
         if self.usage is not None:
             data["usage"] = dict(self.usage)
         data["failure_classes"] = _copied(self.failure_classes)
@@ -332,7 +375,9 @@ class ModelRow:
                    {phase: real(data.get(phase)) for phase in PHASES}, real(data.get("best_of_k")),
                    _pass_at_k(data.get("pass_at_k")), _failure_classes(data.get("failure_classes")),
                    _json_object(data.get("usage")), _counts(data.get("repairs")),
-                   real(data.get("repaired_composite")))
+                   real(data.get("repaired_composite")),
+                   _pass_at_k(data["pass_hat_k"]) if isinstance(data.get("pass_hat_k"), Mapping) else None,
+                   Intervals.from_json(data.get("intervals")))
 
 
 @dataclass(frozen=True)

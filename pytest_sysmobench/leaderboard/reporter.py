@@ -127,6 +127,7 @@ class LeaderboardReporter:
         """The terminal summary's lines, each with whether it is a warning."""
         board = self.final_board or self.board()
         lines = [boards.table(board), *self.baseline_lines]
+        lines += [line for line in map(boards.intervals_line, board.models) if line]
         lines += [line for line in map(boards.repairs_line, board.models) if line]
         lines += [line for model in board.models if (line := boards.attempts_line(board, model))]
         for model in board.models:
