@@ -329,15 +329,35 @@ def leaderboard_compare(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     changes = compare(before, after, tolerance)
+    differences = _differences(before, after)
     if args.markdown:
         print(markdown(changes, tolerance, args.before, args.after), end="")
+        if differences:
+            print("\n**Do they differ?** (samples permuted within each task)\n")
+            print("\n".join(f"- {line}" for line in differences))
     else:
         for change in changes:
             if change.kind != "same" or args.all:
                 print(change.describe(tolerance))
         # A cell phase B left out for a cause of the benchmark's is named (above) and counted, never a regression.
         print(f"{counts_line(changes)}, {sum(c.kind == 'same' for c in changes)} unchanged")
+        if differences:
+            print(f"do they differ (B = {args.after} against A = {args.before}):")
+            print("\n".join(f"  {line}" for line in differences))
     return 1 if regressions(changes) or missing(changes) else 0
+
+
+def _differences(before: Board, after: Board) -> list[str]:
+    """Per model both boards have: whether B's samples differ from A's, per task and overall
+    (a permutation test at the level of generations; a note where each side has one sample)."""
+    from .leaderboard.significance import compare_models
+
+    lines = []
+    for model in sorted({c.model for c in before.cells} & {c.model for c in after.cells}):
+        found = compare_models([c for c in before.cells if c.model == model],
+                               [c for c in after.cells if c.model == model], (model,))
+        lines += [f"{model}: {comparison.describe('A', 'B')}" for comparison in found]
+    return lines
 
 
 def _paired(before: Board, after: Board, pair: str) -> tuple[Board, Board]:

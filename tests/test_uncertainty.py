@@ -3,8 +3,11 @@ interval), pass^k beside pass@k, and the note when one sample per cell hides sam
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -83,3 +86,66 @@ def test_the_board_carries_intervals_and_pass_hat_k_and_says_when_one_sample_hid
     lines = report.models_csv(board).splitlines()
     assert lines[0].startswith("model,cells,scored_cells,composite,composite_low,composite_high,syntax,")
     assert any(line.startswith("one,") and ONE_SAMPLE_NOTE in line for line in lines)
+
+
+def _cells(model: str, task_samples: dict[str, list[float]]) -> list:
+    return list(report.build(_records(model, task_samples), {}, "r").cells)
+
+
+def test_a_permutation_test_is_exact_where_small_and_the_same_every_time_where_not() -> None:
+    from pytest_sysmobench.leaderboard.significance import compare_models
+
+    (one,) = compare_models(_cells("a", {"spin": [0.0, 0.0, 0.0]}), _cells("b", {"spin": [1.0, 1.0, 1.0]}))
+    assert (one.scope, one.effect, one.p_value, one.exact) == ("spin", 1.0, 0.1, True)  # 2 of C(6,3) = 20
+    assert not one.differs and "not distinguishable" in one.describe("A", "B")
+    # One sample a task on each side: the exact sign-flip test over tasks.
+    a = {f"t{i}": [0.0] for i in range(6)}
+    b = {f"t{i}": [1.0] for i in range(6)}
+    overall = compare_models(_cells("a", a), _cells("b", b))[-1]
+    assert (overall.scope, overall.p_value, overall.exact, overall.differs) == ("overall", 2 / 64, True, True)
+    five = compare_models(_cells("a", dict(list(a.items())[:5])), _cells("b", dict(list(b.items())[:5])))[-1]
+    assert five.p_value == 2 / 32 and not five.differs  # five tasks, one sample each, cannot tell at 0.05
+    # Many samples: a seeded Monte Carlo draw, the same p-value run after run.
+    many_a = {f"t{i}": [0.2 * (j % 5) for j in range(8)] for i in range(4)}
+    many_b = {f"t{i}": [0.2 * ((j + 1) % 5) for j in range(8)] for i in range(4)}
+    first = compare_models(_cells("a", many_a), _cells("b", many_b), ("m",))[-1]
+    again = compare_models(_cells("a", many_a), _cells("b", many_b), ("m",))[-1]
+    assert not first.exact and first.p_value == again.p_value
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(st.sampled_from(["spin", "etcd", "mutex", "dqueue"]),
+                       st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0]), min_size=1, max_size=3), min_size=1))
+def test_a_model_never_differs_from_itself_and_identical_samples_are_one_behaviour(samples: dict[str, list[float]]) -> None:
+    from pytest_sysmobench.leaderboard.significance import compare_models
+
+    found = compare_models(_cells("m", samples), _cells("m", samples), ("m",))
+    assert found and all(c.p_value == 1.0 and c.effect == 0.0 and not c.differs for c in found)
+    for comparison in found[: len(samples)]:
+        assert comparison.a[0].distinct == len(set(comparison.a[0].values))
+
+
+def test_cli_compare_says_whether_two_boards_of_a_model_differ(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_sysmobench.cli import main
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(report.build(_records("m", {f"t{i}": [0.0, 0.0] for i in range(6)}), {}, "r1").to_json()))
+    b.write_text(json.dumps(report.build(_records("m", {f"t{i}": [1.0, 1.0] for i in range(6)}), {}, "r2").to_json()))
+    main(["leaderboard", "compare", str(a), str(b)])
+    out = capsys.readouterr().out
+    assert "m: overall: A 0.000 (12 samples, 6 distinct behaviours); B 1.000 (12 samples, 6 distinct behaviours): " \
+           "effect +1.000, p = " in out and ": differ at 0.05" in out
+    main(["leaderboard", "compare", str(a), str(b), "--markdown"])
+    assert "**Do they differ?**" in capsys.readouterr().out
+
+
+def test_the_page_ranks_models_the_samples_cannot_tell_apart_together() -> None:
+    from pytest_sysmobench.leaderboard.html import rank_groups, render
+
+    tasks = [f"t{i}" for i in range(6)]
+    records = _records("best", {t: [1.0] for t in tasks}) + _records("low", {t: [0.25] for t in tasks}) \
+        + _records("low-too", {t: [0.25] for t in tasks[:5]} | {"t5": [0.5]})
+    board = report.build(records, {}, "r")
+    assert rank_groups(board) == {"best": 1, "low-too": 2, "low": 2}
+    page = render(board)
+    assert "<th title=" in page and ">rank<" in page and ">95% interval<" in page

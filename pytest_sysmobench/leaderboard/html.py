@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping
 from ..scoring import PHASE_TABLE, PHASES, phase_of
 from ..record import slug
 from .records import Board, CellRow, ModelRow, PhaseCell, TaskRow, as_board, count, real
+from .significance import compare_models
 
 PHASE_LABELS = {p.name: p.label for p in PHASE_TABLE}
 PHASE_COLOURS = {"syntax": "#4e79a7", "runtime": "#59a14f", "conformance": "#f28e2b", "invariants": "#b07aa1"}
@@ -40,6 +41,8 @@ COLUMN_HELP = {
     "left out": "cells the benchmark could not score (its fault, not the spec's), by cause; kept out of every mean",
     **{p.label: f"{p.checks} (0-1; in the models table, the mean over scored cells)" for p in PHASE_TABLE},
     "composite": "0.15·P1 + 0.15·P2 + 0.35·P3 + 0.35·P4 (the mean over scored cells in the models table)",
+    "rank": "models share a rank when a permutation test of their samples within each task (p >= 0.05) cannot "
+            "tell them apart from the model above: a rank never says more than the samples do",
     "95% interval": "where the mean composite would lie on another draw of tasks and samples: a percentile "
                     "bootstrap over tasks, then each task's samples, seeded (the same board gives the same "
                     "interval); * marks one sample per cell, where it ignores how another answer could differ. "
@@ -84,7 +87,7 @@ def render(board: Board | Mapping[str, Any], folders: str | None = None) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
         f"<title>SysMoBench leaderboard {_e(board.run_id)}</title><style>{_STYLE}</style></head><body>",
         *_header(board),
-        "<h2>Models</h2>", _models_table(board.models),
+        "<h2>Models</h2>", _models_table(board.models, rank_groups(board)),
         '<div class="plots">',
         _figure("Mean score per phase", _phase_bars(board.models)),
         _figure("Composite per task and model", _heatmap(board.cells)),
@@ -121,10 +124,28 @@ def _header(board: Board) -> list[str]:
     return lines
 
 
-def _models_table(models: tuple[ModelRow, ...]) -> str:
+def rank_groups(board: Board) -> dict[str, int]:
+    """Ranked by composite, each model joins the group of the one above it unless a permutation
+    test of their samples (within each task) tells them apart: a rank that says no more than
+    the evidence does."""
+    ranked = [m.model for m in board.models if m.composite is not None]
+    groups: dict[str, int] = {}
+    for above, model in zip([None, *ranked], ranked):
+        if above is None:
+            groups[model] = 1
+            continue
+        found = compare_models([c for c in board.cells if c.model == above], [c for c in board.cells if c.model == model],
+                               (above, model))
+        overall = found[-1] if found else None
+        groups[model] = groups[above] + (1 if overall is not None and overall.differs else 0)
+    return groups
+
+
+def _models_table(models: tuple[ModelRow, ...], groups: Mapping[str, int] | None = None) -> str:
     repaired = any(model.repairs is not None for model in models)
-    head = ["model", "cells", "scored", "left out", *(PHASE_LABELS[p] for p in PHASES), "composite", "95% interval",
-            *(["repaired"] if repaired else []), "best of k", "pass@1 P4", "cost"]
+    groups = groups or {}
+    head = ["model", "cells", "scored", "left out", *(PHASE_LABELS[p] for p in PHASES), "composite",
+            *(["repaired"] if repaired else []), "95% interval", "rank", "best of k", "pass@1 P4", "cost"]
     rows = []
     for model in models:
         pass1 = model.pass_at_k.get("invariants", {}).get("1")
@@ -133,8 +154,9 @@ def _models_table(models: tuple[ModelRow, ...]) -> str:
             f'<td class="num scored">{_e(_known(model.scored_cells))}</td>',
             _left_out_cell(model.left_out, model.unscored),
             *(f'<td class="num">{_number(model.means.get(p))}</td>' for p in PHASES),
-            f'<td class="num"><b>{_number(model.composite)}</b></td>', _interval_cell(model),
+            f'<td class="num"><b>{_number(model.composite)}</b></td>',
             *([_repairs_cell(model.repaired_composite, model.repairs)] if repaired else []),
+            _interval_cell(model), f'<td class="num">{_e(groups.get(model.model, "-"))}</td>',
             f'<td class="num">{_number(model.best_of_k)}</td>', f'<td class="num">{_number(pass1)}</td>',
             f"<td>{_e(_cost(model.usage)) if model.usage else '-'}</td>"]) + "</tr>")
     return _table(head, rows, "models") + _legend(head)
@@ -330,8 +352,9 @@ def _phase_bars(models: tuple[ModelRow, ...]) -> str:
             if bounds is not None and bounds[1] > bounds[0]:
                 mid = x0 + j * bar + (bar - 2) / 2
                 low, high = top + plot_h * (1 - bounds[0]), top + plot_h * (1 - bounds[1])
-                shapes.append(f'<path class="error-bar" d="M{mid:.1f} {low:.1f}V{high:.1f}M{mid - 3:.1f} {low:.1f}'
-                              f'h6M{mid - 3:.1f} {high:.1f}h6" stroke="#24292f" fill="none"/>')
+                shapes += [f'<line class="error-bar" x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
+                           f'stroke="#24292f"/>' for x1, y1, x2, y2 in ((mid, low, mid, high), (mid - 3, low, mid + 3, low),
+                                                                         (mid - 3, high, mid + 3, high))]
         shapes.append(f'<text x="{x0 + len(PHASES) * bar / 2:.1f}" y="{top + plot_h + 16}" text-anchor="middle">'
                       f"{_e(_short(model.model, 17))}<title>{_e(_plain(model.model))}</title></text>")
     legend = "".join(f'<span><i class="swatch" style="background:{PHASE_COLOURS[p]}"></i>{PHASE_LABELS[p]}</span>'
