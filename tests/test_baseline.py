@@ -209,6 +209,27 @@ def test_a_failure_the_baseline_already_had_is_expected_and_a_tolerance_absorbs_
     assert tolerant.ret == pytest.ExitCode.OK
 
 
+def test_a_gate_that_knows_noise_judges_the_model_not_each_cell(bench: pytest.Pytester) -> None:
+    """One sample of one task below a perfect baseline: a permutation test cannot call one sample
+    a drop (p = 1), so the significance rule passes the run, each lower cell listed and marked;
+    the interval rule fails it (the baseline is above the run's interval) and says so."""
+    baseline = _baseline_for(bench, "replay:specs", {p: 1.0 for p in PHASES}, {})
+    args = ("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "replay:specs", "--sysmobench-baseline",
+            str(baseline), "-rx")
+    lenient = bench.runpytest_subprocess(*args, "--sysmobench-gate-rule", "significance")
+    lenient.assert_outcomes(passed=2, xfailed=2)
+    assert lenient.ret == pytest.ExitCode.OK
+    lenient.stdout.fnmatch_lines([
+        "*gate (significance rule): replay:specs: spin: *p = 1.0000 (exact*not distinguishable at 0.05: not a regression",
+        "*conformance below the baseline*judged per model by the significance rule*",
+    ])
+    strict = bench.runpytest_subprocess(*args, "--sysmobench-gate-rule", "interval")
+    strict.assert_outcomes(passed=2, xfailed=2)
+    assert strict.ret == pytest.ExitCode.TESTS_FAILED
+    strict.stdout.fnmatch_lines(["*gate (interval rule): replay:specs: composite 0.* (95% 0.*), baseline 1.000: "
+                                 "a drop beyond the interval: regressed"])
+
+
 def test_a_cell_left_out_now_is_listed_with_its_cause_and_does_not_fail_the_gate(bench: pytest.Pytester) -> None:
     """curp scored in the baseline (as if it had run there), unavailable here: listed, not a regression, not a pass."""
     shutil.copytree(ROOT / "tasks" / "curp", bench.path / "tasks" / "curp")
@@ -229,6 +250,7 @@ def test_a_cell_left_out_now_is_listed_with_its_cause_and_does_not_fail_the_gate
 
 @pytest.mark.parametrize("args, message", [
     (["--sysmobench-tolerance", "0.1"], "--sysmobench-tolerance needs --sysmobench-baseline"),
+    (["--sysmobench-gate-rule", "interval"], "--sysmobench-gate-rule needs --sysmobench-baseline"),
     (["--sysmobench-baseline", "missing.json"], "cannot read"),
     (["--sysmobench-baseline", "baseline.json", "--sysmobench-tolerance", "p7=1"], "is not PHASE=VALUE"),
 ])

@@ -33,6 +33,10 @@ class Gate:
     tolerance: Tolerance
     #: Which composites fail the run when they regress: the strict one, the repaired one or both.
     on: tuple[str, ...] = (COMPOSITE,)
+    #: What a drop must be to fail the run: beyond the tolerance, per cell (``tolerance``); or,
+    #: per model, below this run's 95% interval (``interval``) or significant in a permutation
+    #: test of the samples within each task (``significance``).
+    rule: str = "tolerance"
 
 
 @dataclass
@@ -112,6 +116,11 @@ class LeaderboardReporter:
         worse = failing(changes, gate.on)
         lines = [f"baseline {gate.baseline.path}: {counts_line(changes)}"]
         lines += [f"  {c.describe(gate.tolerance)}" for c in changes]
+        if gate.rule != "tolerance":
+            # Per-cell drops are listed above; only the model-level rule (or a missing cell) fails.
+            noisy, verdicts = noise_gate(gate.baseline.board, board, gate.rule)
+            worse = [c for c in worse if c.kind == "missing"] + noisy
+            lines += [f"  gate ({gate.rule} rule): {line}" for line in verdicts]
         lines += [f"  warning: scored with another toolchain than the baseline ({m})"
                   for m in gate.baseline.provenance_mismatches(board.provenance)]
         self.baseline_lines = lines
@@ -149,6 +158,38 @@ class LeaderboardReporter:
         if board.incomplete and not board.interrupted:
             warnings.append(f"this run's board is {board.incomplete}")
         return [(line, False) for line in lines] + [(f"warning: {p}", True) for p in warnings]
+
+
+def noise_gate(baseline: Board, board: Board, rule: str) -> tuple[list[Any], list[str]]:
+    """Per model both boards have: whether its composite fell by more than noise (``interval``:
+    the baseline's mean is above this run's 95% interval; ``significance``: a permutation test of
+    the samples within each task finds a drop at 0.05).  What fails, and a line per model."""
+    from .significance import compare_models
+
+    failed: list[Any] = []
+    lines = []
+    before = {m.model: m for m in baseline.models}
+    for row in board.models:
+        then = before.get(row.model)
+        if then is None or then.composite is None or row.composite is None:
+            continue
+        if rule == "interval":
+            bounds = row.intervals.of("composite") if row.intervals is not None else None
+            low, high = bounds if bounds is not None else (row.composite, row.composite)
+            dropped = then.composite > high
+            lines.append(f"{row.model}: composite {row.composite:.3f} (95% {low:.3f}-{high:.3f}), baseline "
+                         f"{then.composite:.3f}: " + ("a drop beyond the interval: regressed" if dropped
+                                                       else "within the interval: not a regression"))
+        else:
+            found = compare_models([c for c in baseline.cells if c.model == row.model],
+                                   [c for c in board.cells if c.model == row.model], (row.model, "gate"))
+            overall = found[-1] if found else None
+            dropped = overall is not None and overall.effect < 0 and overall.differs
+            told = overall.describe("baseline", "this run") if overall is not None else "no task in common"
+            lines.append(f"{row.model}: {told}" + (": regressed" if dropped else ": not a regression"))
+        if dropped:
+            failed.append(row.model)
+    return failed, lines
 
 
 def _shard_line(board: Board) -> list[str]:
