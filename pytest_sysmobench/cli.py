@@ -11,7 +11,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from . import __version__
 from .settings import DEFAULT_METHOD, METHODS
@@ -100,6 +100,8 @@ def _tasks_folder(given: str) -> Path:
 
 def tasks(args: argparse.Namespace) -> int:
     loaded = load_tasks(_tasks_folder(args.tasks))
+    if args.coverage:
+        return _coverage(loaded.tasks, Path(args.traces), args.markdown)
     rows = [(t.name, t.system_type, t.language, t.module, str(len(t.templates)), str(len(t.mutants)), t.title)
             for t in loaded.tasks]
     header = ("task", "kind", "lang", "module", "templates", "mutants", "title")
@@ -115,6 +117,28 @@ def tasks(args: argparse.Namespace) -> int:
     for name, error in loaded.errors:
         print(f"{name:<12} BROKEN: {error}")
     return 1 if loaded.errors else 0
+
+
+def _coverage(tasks: Sequence[Any], traces: Path, markdown: bool) -> int:
+    """Per task, what its committed traces cover (a P3 score's evidence)."""
+    from . import trace_coverage
+    from .traces import load_corpus
+
+    for task in tasks:
+        corpus = load_corpus(traces / task.name, task)
+        found = trace_coverage.of(task, corpus)
+        if markdown:
+            print(f"## {task.name}\n\n{found.markdown()}")
+            continue
+        print(f"{task.name}: {found.traces} traces, {found.windows} windows, {found.combinations} distinct "
+              "(pre-state, action, arguments)")
+        for action in found.actions:
+            print(f"  {action.action:<28} {action.windows:>5} windows  {action.changing:>5} change the state  "
+                  f"{action.combinations:>5} distinct")
+        note = trace_coverage.p3_note(found)
+        if note:
+            print(f"  note: {note}")
+    return 0
 
 
 def templates(args: argparse.Namespace) -> int:
@@ -453,6 +477,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands.add_parser("doctor", help="say which Java and jar are used and whether a check runs").set_defaults(run=doctor)
     listing = commands.add_parser("tasks", help="list the tasks")
     listing.add_argument("--tasks", default="tasks", help="task folder (default: ./tasks)")
+    listing.add_argument("--coverage", action="store_true",
+                         help="what the traces cover per task: windows and distinct (pre-state, action) combinations "
+                              "per target action, and the actions no window exercises (--markdown: as the docs show it)")
+    listing.add_argument("--traces", default="data/traces", help="trace folder, for --coverage (default: ./data/traces)")
+    listing.add_argument("--markdown", action="store_true", help="with --coverage: each task's section in Markdown")
     listing.set_defaults(run=tasks)
     listed = commands.add_parser("templates", help="what P4 checks of a task, and what each template means")
     listed.add_argument("task")

@@ -208,3 +208,25 @@ def test_a_step_shows_changes_exactly_when_it_changed_something(pre: dict, post:
     assert (changes == []) == (pre == post)
     for line in changes:  # every line names a variable of one of the two states
         assert line.split("[")[0].split(":")[0] in set(pre) | set(post)
+
+
+def test_each_tasks_page_shows_what_its_traces_cover_as_the_cli_computes_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """The docs' coverage sections are the committed traces' (so they cannot drift), and an
+    action on few windows is named where a P3 score of its task is read."""
+    from pytest_sysmobench import trace_coverage
+    from pytest_sysmobench.cli import main
+    from pytest_sysmobench.tasks import load_tasks
+
+    root = Path(__file__).resolve().parents[1]
+    for task in load_tasks(root / "tasks").tasks:
+        found = trace_coverage.of(task, load_corpus(root / "data" / "traces" / task.name, task))
+        page = (root / "docs" / "tasks" / f"{task.name}.md").read_text()
+        assert f"## Trace coverage\n\n{found.markdown()}" in page, f"docs/tasks/{task.name}.md: run sysmobench tasks --coverage --markdown"
+        assert found.windows == sum(a.windows for a in found.actions) or found.unexercised == ()
+    zookeeper = next(t for t in load_tasks(root / "tasks").tasks if t.name == "zookeeper")
+    found = trace_coverage.of(zookeeper, load_corpus(root / "data" / "traces" / "zookeeper", zookeeper))
+    assert trace_coverage.p3_note(found) == "Decide, ReplyNotification rest on fewer than 20 windows"
+    assert main(["tasks", "--coverage", "--tasks", str(root / "tasks"), "--traces", str(root / "data" / "traces")]) == 0
+    out = capsys.readouterr().out
+    assert "zookeeper: 4 traces, 188 windows, 175 distinct (pre-state, action, arguments)" in out
+    assert "  note: Decide, ReplyNotification rest on fewer than 20 windows" in out

@@ -36,10 +36,12 @@ that the spec's Init and Next accept, with an explicit step counter.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import Any, Mapping as TMapping, Sequence
 
+from .. import trace_coverage
 from ..evaluator import EvaluatorError
 from ..mapping import CANON, Mapping
 from ..tla.values import record_literal, tla_literal, value_differences
@@ -453,7 +455,17 @@ def check_conformance(ctx: CellContext) -> PhaseResult:
     for outcome in outcomes:
         outcome.precision = precision.actions.get(outcome.action)
     whole = _check_traces(ctx, codec, config, corpus.traces)
-    return _verdict(outcomes, whole, corpus, codec, precision)
+    verdict = _verdict(outcomes, whole, corpus, codec, precision)
+    return _with_evidence(verdict, trace_coverage.p3_note(trace_coverage.of(ctx.task, corpus)))
+
+
+def _with_evidence(verdict: PhaseResult, note: str | None) -> PhaseResult:
+    """A P3 verdict that rests on few windows says so, on its first line and in its details."""
+    if note is None or verdict.score is None:
+        return verdict
+    first, _, rest = verdict.reason.partition("\n")
+    reason = f"{first} (thin evidence: {note})" + (f"\n{rest}" if rest else "")
+    return dataclasses.replace(verdict, reason=reason, details={**verdict.details, "evidence": note})
 
 
 

@@ -1,0 +1,82 @@
+"""How much evidence stands behind a task's P3: windows per action, the distinct (pre-state,
+action) combinations the traces show, and the target actions no window exercises.
+
+A P3 score over a handful of windows says less than one over a thousand; the board cannot tell
+them apart unless it is told.  This reads the committed traces (``sysmobench tasks --coverage``,
+each task's docs page, and a note beside a P3 score that rests on few windows).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from .tasks import Task
+from .traces import Corpus
+
+#: Below this many windows an action's P3 verdict rests on little evidence: the board says so.
+FEW_WINDOWS = 20
+
+
+@dataclass(frozen=True)
+class ActionCoverage:
+    action: str
+    windows: int
+    changing: int  # windows whose post-state differs from the pre-state
+    combinations: int  # distinct (pre-state, arguments)
+
+
+@dataclass(frozen=True)
+class TaskCoverage:
+    task: str
+    traces: int
+    windows: int
+    combinations: int
+    actions: tuple[ActionCoverage, ...]
+    #: Target actions of the task no window exercises.
+    unexercised: tuple[str, ...]
+
+    @property
+    def thin(self) -> tuple[str, ...]:
+        """Target actions with some, but fewer than FEW_WINDOWS, windows."""
+        return tuple(a.action for a in self.actions if 0 < a.windows < FEW_WINDOWS)
+
+    def markdown(self) -> str:
+        rows = "\n".join(f"| `{a.action}` | {a.windows} | {a.changing} | {a.combinations} |" for a in self.actions)
+        lines = [
+            f"{self.traces} traces, {self.windows} windows, {self.combinations} distinct (pre-state, action, "
+            "arguments) combinations (`sysmobench tasks --coverage`).",
+            "",
+            "| action | windows | change the state | distinct (pre-state, arguments) |",
+            "|---|---|---|---|",
+            rows,
+        ]
+        if self.unexercised:
+            lines += ["", f"No window exercises: {', '.join(f'`{a}`' for a in self.unexercised)}."]
+        if self.thin:
+            lines += ["", f"Fewer than {FEW_WINDOWS} windows (a P3 verdict on little evidence): "
+                          f"{', '.join(f'`{a}`' for a in self.thin)}."]
+        return "\n".join(lines) + "\n"
+
+
+def of(task: Task, corpus: Corpus) -> TaskCoverage:
+    windows = [w for t in corpus.traces for w in t.windows()]
+    seen: dict[str, set[str]] = {}
+    for w in windows:
+        seen.setdefault(w.action, set()).add(json.dumps([w.pre, w.args], sort_keys=True))
+    actions = tuple(ActionCoverage(a, sum(1 for w in windows if w.action == a),
+                                   sum(1 for w in windows if w.action == a and w.pre != w.post), len(seen.get(a, ())))
+                    for a in task.target_actions)
+    return TaskCoverage(task.name, len(corpus.traces), len(windows), sum(len(s) for s in seen.values()), actions,
+                        tuple(a.action for a in actions if not a.windows))
+
+
+def p3_note(coverage: TaskCoverage) -> str | None:
+    """What a P3 score of this task should be read with, or None when its evidence is ample."""
+    parts = []
+    if coverage.thin:
+        parts.append(f"{', '.join(coverage.thin)} rest{'s' if len(coverage.thin) == 1 else ''} on fewer than "
+                     f"{FEW_WINDOWS} windows")
+    if coverage.unexercised:
+        parts.append(f"no window exercises {', '.join(coverage.unexercised)}")
+    return "; ".join(parts) or None
