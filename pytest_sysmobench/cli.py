@@ -347,6 +347,7 @@ def leaderboard_compare(args: argparse.Namespace) -> int:
     try:
         before, after = _board_at(args.before), _board_at(args.after)
         tolerance = Tolerance.parse(args.tolerance)
+        _same_making(before, after, args.allow_mismatch, f"{args.before} and {args.after}")
         if args.pair:
             before, after = _paired(before, after, args.pair)
     except BaselineError as exc:
@@ -369,6 +370,19 @@ def leaderboard_compare(args: argparse.Namespace) -> int:
             print(f"do they differ (B = {args.after} against A = {args.before}):")
             print("\n".join(f"  {line}" for line in differences))
     return 1 if regressions(changes) or missing(changes) else 0
+
+
+def _same_making(first: Board, second: Board, allowed: bool, which: str) -> None:
+    """Boards made with another jar, library, method or task data are not compared or merged as
+    if alike: refused with the difference named, unless allowed (then warned of)."""
+    from .leaderboard.baseline import BaselineError, fingerprint_mismatches
+
+    found = fingerprint_mismatches(first, second)
+    if found and not allowed:
+        raise BaselineError(f"{which} were made differently ({'; '.join(found)}); their verdicts are not comparable. "
+                            "Pass --allow-mismatch to go on anyway")
+    for difference in found:
+        print(f"warning: made differently: {difference}", file=sys.stderr)
 
 
 def _differences(before: Board, after: Board) -> list[str]:
@@ -407,6 +421,8 @@ def leaderboard_merge(args: argparse.Namespace) -> int:
 
     try:
         boards = [_board_at(raw) for raw in args.boards]
+        for raw, board in zip(args.boards[1:], boards[1:]):
+            _same_making(boards[0], board, args.allow_mismatch, f"{args.boards[0]} and {raw}")
     except BaselineError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -534,12 +550,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     comparing.add_argument("--tolerance", default="0", help="0.05, or p4=0.1,composite=0.02 (default 0)")
     comparing.add_argument("--markdown", action="store_true", help="a Markdown table, for a CI summary or PR comment")
     comparing.add_argument("--all", action="store_true", help="list unchanged cell phases too")
+    comparing.add_argument("--allow-mismatch", action="store_true",
+                           help="compare boards made with another jar, library, method or task data (refused otherwise)")
     comparing.add_argument("--as", dest="pair", metavar="A=B",
                            help="compare model A of the first board with model B of the second (B's label is shown)")
     comparing.set_defaults(run=leaderboard_compare)
     merging = board_commands.add_parser("merge", help="the latest result of every cell phase over several boards")
     merging.add_argument("boards", nargs="+", help="leaderboards, oldest first")
     merging.add_argument("--out", required=True)
+    merging.add_argument("--allow-mismatch", action="store_true",
+                         help="merge boards made with another jar, library, method or task data (refused otherwise)")
     merging.set_defaults(run=leaderboard_merge)
     page = board_commands.add_parser("html", help="the HTML page of a leaderboard (self-contained, no script)")
     page.add_argument("source", nargs="?", default=".sysmobench", help="leaderboard.json, a run folder or an output folder")

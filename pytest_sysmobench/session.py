@@ -7,7 +7,8 @@ started lazily, so a session whose items are all skipped never starts a JVM.
 
 from __future__ import annotations
 
-
+import functools
+import hashlib
 import os
 import shutil
 import tempfile
@@ -206,6 +207,18 @@ class _Models:
         return Mender(name, self.client(name), self.store) if name else None
 
 
+@functools.lru_cache(maxsize=64)
+def task_fingerprint(folder: Path, traces: Path) -> str:
+    """A digest of what a task's verdicts are computed from: its files (the harness aside, which
+    only makes traces) and its traces."""
+    files = [p for p in sorted(folder.rglob("*")) if p.is_file() and "harness" not in p.relative_to(folder).parts]
+    files += sorted(traces.glob("*.ndjson")) if traces.is_dir() else []
+    hashed = hashlib.sha256()
+    for path in files:
+        hashed.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return hashed.hexdigest()[:16]
+
+
 @dataclass
 class BenchmarkSession:
     options: Options
@@ -348,7 +361,11 @@ class BenchmarkSession:
         return counters
 
     def provenance(self) -> dict[str, Any]:
-        return self.scorer.provenance()
+        """What decides a verdict besides the spec: the toolchain, the method, and each task's
+        data (its files and its traces), so that boards made otherwise are told apart."""
+        return {**self.scorer.provenance(), "method": self.options.method,
+                "tasks_sha256": {task.name: task_fingerprint(task.root, self.options.traces_dir / task.name)
+                                 for task in self.tasks.tasks}}
 
     def close(self) -> None:
         self.scorer.close()

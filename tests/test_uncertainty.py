@@ -149,3 +149,35 @@ def test_the_page_ranks_models_the_samples_cannot_tell_apart_together() -> None:
     assert rank_groups(board) == {"best": 1, "low-too": 2, "low": 2}
     page = render(board)
     assert "<th title=" in page and ">rank<" in page and ">95% interval<" in page
+
+
+def test_boards_made_with_other_data_or_tools_are_not_compared_or_merged_unless_told(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_sysmobench.cli import main
+
+    made = {"jar_sha256": "aaa", "library_sha256": "lib", "method": "direct", "tasks_sha256": {"spin": "s1", "etcd": "e1"}}
+    records = _records("m", {"spin": [1.0], "etcd": [0.5]})
+    paths = {}
+    for name, provenance in (("same", made), ("edited", {**made, "tasks_sha256": {"spin": "s2", "etcd": "e1"}}),
+                             ("jar", {**made, "jar_sha256": "bbb"}), ("bounds", {**made, "method": "traces"})):
+        paths[name] = tmp_path / f"{name}.json"
+        paths[name].write_text(json.dumps(report.build(records, provenance, name).to_json()))
+    assert main(["leaderboard", "compare", str(paths["same"]), str(paths["same"])]) == 0
+    capsys.readouterr()
+    for other, named in (("edited", "task spin's data (task files or traces): s1 against s2"),
+                         ("jar", "jar_sha256: aaa against bbb"), ("bounds", "method: direct against traces")):
+        assert main(["leaderboard", "compare", str(paths["same"]), str(paths[other])]) == 2
+        assert named in capsys.readouterr().err
+        assert main(["leaderboard", "merge", str(paths["same"]), str(paths[other]), "--out", str(tmp_path / "m.json")]) == 2
+        assert named in capsys.readouterr().err and not (tmp_path / "m.json").exists()
+    assert main(["leaderboard", "compare", str(paths["same"]), str(paths["jar"]), "--allow-mismatch"]) == 0
+    assert "warning: made differently: jar_sha256" in capsys.readouterr().err
+
+
+def test_a_run_board_records_what_decides_its_verdicts() -> None:
+    from pytest_sysmobench.session import task_fingerprint
+
+    root = Path(__file__).resolve().parents[1]
+    spin = task_fingerprint(root / "tasks" / "spin", root / "data" / "traces" / "spin")
+    assert spin == task_fingerprint(root / "tasks" / "spin", root / "data" / "traces" / "spin") and len(spin) == 16
+    assert spin != task_fingerprint(root / "tasks" / "spin", root / "data" / "traces" / "mutex")

@@ -196,6 +196,24 @@ class Baseline:
                 if theirs.get(key) and provenance.get(key) and theirs.get(key) != provenance.get(key)]
 
 
+#: What decides a verdict besides the spec; boards that differ in one are not compared or merged
+#: unless told to (the Java version is only warned of: it changes speed, not verdicts).
+FINGERPRINT_KEYS = ("jar_sha256", "library_sha256", "method")
+
+
+def fingerprint_mismatches(first: Board, second: Board) -> list[str]:
+    """Where two boards were made differently (known on both sides): the jar, the TLA+ library
+    modules, the method, and each task both hold (its files and its traces)."""
+    a, b = first.provenance, second.provenance
+    found = [f"{key}: {a[key]!s:.16} against {b[key]!s:.16}" for key in FINGERPRINT_KEYS
+             if a.get(key) and b.get(key) and a[key] != b[key]]
+    tasks_a, tasks_b = a.get("tasks_sha256"), b.get("tasks_sha256")
+    if isinstance(tasks_a, Mapping) and isinstance(tasks_b, Mapping):
+        found += [f"task {name}'s data (task files or traces): {tasks_a[name]!s:.16} against {tasks_b[name]!s:.16}"
+                  for name in sorted(set(tasks_a) & set(tasks_b)) if tasks_a[name] != tasks_b[name]]
+    return found
+
+
 def compare(before: Board | Mapping[str, Any], after: Board | Mapping[str, Any], tolerance: Tolerance) -> list[Change]:
     """Every cell phase and composite of either board, in a stable order."""
     base = Baseline(before, Path("-"))
