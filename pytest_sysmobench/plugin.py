@@ -36,7 +36,7 @@ RUN_ID_KEY = "sysmobench_run_id"
 OPTION_NAMES = ("sysmobench_models", "sysmobench_model_config", "sysmobench_method", "sysmobench_refresh",
                 "sysmobench_evaluator", "sysmobench_tasks", "sysmobench_traces", "sysmobench_output",
                 "sysmobench_samples", "sysmobench_jar", "sysmobench_no_cache", "sysmobench_cache", "sysmobench_baseline",
-                "sysmobench_tolerance", "sysmobench_repair", "sysmobench_gate", "sysmobench_gate_rule",
+                "sysmobench_tolerance", "sysmobench_repair", "sysmobench_gate", "sysmobench_gate_rule", "sysmobench_profile",
                 "sysmobench_corrections",
                 "sysmobench_shard", "sysmobench_max_connections")
 OPTION_DEFAULTS: dict[str, Any] = {"sysmobench_method": DEFAULT_METHOD, "sysmobench_samples": 1,
@@ -128,8 +128,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "what it models, and scored in P3 and P4 for the repaired composite, shown beside the "
                          f"strict one: {', '.join(REPAIR_MODES)} (default mechanical; none: strict only; "
                          "mechanical+MODEL: then the model proposes edits for what no rule fixes)")
+    group.addoption("--sysmobench-profile", dest="sysmobench_profile", default=None, metavar="NAME",
+                    help="a named preset of these options (built in: pr, nightly, release; more in the ini's "
+                         "sysmobench_profiles); options given on the command line win over the profile's")
+    parser.addini("sysmobench_profiles", "named presets: lines of 'name: options'", type="linelist", default=[])
     parser.addini("sysmobench_models", "default for --sysmobench-models", default="reference")
     parser.addini("sysmobench_model_config", "default for --sysmobench-model-config", default="")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """A profile becomes its options, placed before the command line's own (which win)."""
+    from . import profiles
+
+    if profiles.chosen(args) is None:
+        return
+    try:
+        args[:] = profiles.expanded(list(args), profiles.defined(early_config.getini("sysmobench_profiles")))
+    except profiles.ProfileError as exc:
+        raise pytest.UsageError(str(exc)) from exc
 
 
 def _options(config: pytest.Config) -> Options:
@@ -154,6 +171,7 @@ def _options(config: pytest.Config) -> Options:
         if config.getoption("sysmobench_cache") else None,
         repair=_repair_mode(config),
         corrections=_corrections(config),
+        profile=config.getoption("sysmobench_profile", None) or None,
     )
 
 
@@ -291,7 +309,9 @@ def _gate(config: pytest.Config) -> Gate | None:
     rule = config.getoption("sysmobench_gate_rule", None) or "tolerance"
     if not path:
         for given, name in ((tolerance, "--sysmobench-tolerance"), (gated != "composite", "--sysmobench-gate"),
-                            (rule != "tolerance", "--sysmobench-gate-rule")):
+                            # A profile's gate rule waits for a baseline; one typed alone is a slip.
+                            (rule != "tolerance" and not config.getoption("sysmobench_profile", None),
+                             "--sysmobench-gate-rule")):
             if given:
                 raise pytest.UsageError(f"{name} needs --sysmobench-baseline")
         return None

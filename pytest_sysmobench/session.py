@@ -54,6 +54,8 @@ class Options:
     repair: str = DEFAULT_REPAIR
     #: ``agent_based``: how many times a spec P1 or P2 rejects is sent back.
     corrections: int = DEFAULT_CORRECTIONS
+    #: The named preset the options came from (``--sysmobench-profile``), recorded on the board.
+    profile: str | None = None
 
 
 @dataclass(frozen=True)
@@ -364,7 +366,8 @@ class BenchmarkSession:
         """What decides a verdict besides the spec: the toolchain, the method, and each task's
         data (its files and its traces), so that boards made otherwise are told apart."""
         return {**self.scorer.provenance(), "method": self.options.method,
-                "tasks_sha256": {task.name: task_fingerprint(task.root, self.options.traces_dir / task.name)
+                **({"profile": self.options.profile} if self.options.profile else {}),
+                "tasks_sha256": {task.name: task_fingerprint(task.directory, self.options.traces_dir / task.name)
                                  for task in self.tasks.tasks}}
 
     def close(self) -> None:

@@ -106,8 +106,8 @@ def _test(scope: str, a: Sequence[Side], b: Sequence[Side], seed_parts: Sequence
     at_least = 0
     if total <= EXACT_LIMIT:
         choices = [list(itertools.combinations(range(len(values)), n_a)) for values, n_a in pooled]
-        for pick in itertools.product(*choices):
-            at_least += _as_extreme(pooled, pick, observed)
+        for combination in itertools.product(*choices):
+            at_least += _as_extreme(pooled, combination, observed)
         p_value, exact = at_least / total, True
     else:
         rng = random.Random(seed_of("permutation", *seed_parts))
