@@ -4,11 +4,15 @@ specification and a next-state relation taken apart."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
 
+from pytest_sysmobench.tla import modules
 from pytest_sysmobench.tla.grammar import (declared_names, next_parts, referenced_names, rename_names,
                                            rename_references, spec_parts)
+from pytest_sysmobench.tla.modules import strip_comments
+from pytest_sysmobench.tla.unicode import protected_mask
 
 _NAMES = st.sampled_from(["m", "x", "mx", "m_1", "Cardinality"])
 
@@ -97,3 +101,49 @@ def test_a_comment_among_the_conjuncts_of_a_specification_is_no_conjunct() -> No
     parts = spec_parts([module], "Spec")
     assert parts is not None
     assert parts.init == ("Init",) and parts.next == "Next" and parts.temporal == ("WF_vars(Next)",)
+
+
+# -- foreign text: comments and blank lines anywhere between tokens change no reading ------------
+
+_ROOT = Path(__file__).resolve().parents[1]
+_SPECS = sorted([*(_ROOT / "tasks").glob("*/reference/*.tla"), *(_ROOT / "tests" / "data" / "foreign").rglob("*.tla")])
+#: A comment that breaks its line goes on far to the right: the token after it must stay right of
+#: any bullet it continues (TLA+'s layout rule, which SANY applies too).
+_INSERTS = ["(* c *)", "(* a (* nested *) \\* not a line comment\n" + " " * 80 + "*)", "(**)", "(* \"quoted\" ==== *)"]
+
+
+def _reading(text: str) -> tuple[object, ...]:
+    """What the text-reading code makes of a module, comments and layout aside."""
+    plain = lambda s: " ".join(strip_comments(s).split())  # noqa: E731
+    name = modules.module_spans(text)[0].name if modules.module_spans(text) else ""
+    parts = spec_parts([text], "Spec")
+    spec = None if parts is None else (tuple(map(plain, parts.init)), plain(parts.next), plain(parts.subscript),
+                                       tuple(map(plain, parts.temporal)))
+    nexts = next_parts([text], "Next", [u.name for u in modules.top_level_units(text)])
+    split = None if nexts is None else (sorted(nexts.transparent), plain(nexts.rest or ""))
+    return (name, sorted(declared_names(text)), modules.extends(text), modules.declared(text),
+            [u.name for u in modules.top_level_units(text)], spec, split)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.data())
+def test_comments_and_blank_lines_between_tokens_change_no_reading_of_any_spec(data: st.DataObject) -> None:
+    """Every reference and foreign spec in the tests: a block comment where a space separates two
+    tokens, a blank line after any line, never a crash and the same reading (names, EXTENDS,
+    declarations, definitions, the specification's parts and the next-state relation's)."""
+    path = data.draw(st.sampled_from(_SPECS), label="spec")
+    text = path.read_text()
+    mask = protected_mask(text)
+    # Not on a module's header or footer line (a comment splitting ``---- MODULE`` is no text a
+    # spec is written in).
+    framing = {n for n, line in enumerate(text.split("\n")) if "MODULE" in line or line.lstrip().startswith("====")}
+    spaces = [i for i, c in enumerate(text) if c == " " and not mask[i] and 0 < i < len(text) - 1
+              and text[i - 1] not in " \n" and text[i + 1] not in " \n" and text.count("\n", 0, i) not in framing]
+    lines = [i + 1 for i, c in enumerate(text) if c == "\n"]
+    edits = data.draw(st.lists(st.one_of(st.tuples(st.sampled_from(spaces), st.sampled_from(_INSERTS)),
+                                         st.tuples(st.sampled_from(lines), st.just("\n"))),
+                               min_size=1, max_size=4, unique_by=lambda e: e[0]), label="edits")
+    changed = text
+    for at, insert in sorted(edits, reverse=True):
+        changed = changed[:at] + (f" {insert} " if insert != "\n" else insert) + changed[at:]
+    assert _reading(changed) == _reading(text), edits

@@ -59,22 +59,22 @@ def premise(definition: str) -> str | None:
 
     source = f"---- MODULE SysmoPremise ----\n{definition}\n====\n".encode("utf-8")
     tree = tree_sitter.Parser(language()).parse(source)
-    unit = next((n for n in tree.root_node.children[0].children if n.type == "operator_definition"), None)
-    if tree.root_node.has_error or unit is None or unit.children[1].type != "def_eq":
+    unit = next((n for n in _kids(_kids(tree.root_node)[0]) if n.type == "operator_definition"), None)
+    if tree.root_node.has_error or unit is None or _kids(unit)[1].type != "def_eq":
         return None
-    node = unit.children[-1]
+    node = _kids(unit)[-1]
     bounds: list[str] = []
     while True:
         while node.type == "parentheses":
-            node = node.children[1]
-        if node.type == "bounded_quantification" and node.children[0].type == "forall":
-            bounds.append(", ".join(_text(source, b) for b in node.children if b.type == "quantifier_bound"))
-            node = node.children[-1]
+            node = _kids(node)[1]
+        if node.type == "bounded_quantification" and _kids(node)[0].type == "forall":
+            bounds.append(", ".join(_text(source, b) for b in _kids(node) if b.type == "quantifier_bound"))
+            node = _kids(node)[-1]
             continue
         break
-    if node.type != "bound_infix_op" or node.children[1].type not in ("implies", "leads_to"):
+    if node.type != "bound_infix_op" or _kids(node)[1].type not in ("implies", "leads_to"):
         return None
-    text = _text(source, node.children[0])
+    text = _text(source, _kids(node)[0])
     for bound in reversed(bounds):
         text = f"\\E {bound} : {text}"
     return text
@@ -109,8 +109,8 @@ def _spec_parts(modules: tuple[str, ...], name: str) -> SpecParts | None:
         source = text.encode("utf-8")
         tree = tree_sitter.Parser(language()).parse(source)
         for unit in _definitions(tree.root_node):
-            if len(unit.children) >= 3 and unit.children[1].type == "def_eq":
-                definitions[_text(source, unit.children[0])] = (source, unit.children[-1])
+            if len(_kids(unit)) >= 3 and _kids(unit)[1].type == "def_eq":
+                definitions[_text(source, _kids(unit)[0])] = (source, _kids(unit)[-1])
     if name not in definitions:
         return None
     init: list[str] = []
@@ -119,18 +119,18 @@ def _spec_parts(modules: tuple[str, ...], name: str) -> SpecParts | None:
 
     def take(source: bytes, node: Any, depth: int = 0) -> None:
         while node.type == "parentheses":
-            node = node.children[1]
-        if node.type == "bound_infix_op" and node.children[1].type == "land":
-            take(source, node.children[0], depth)
-            take(source, node.children[2], depth)
+            node = _kids(node)[1]
+        if node.type == "bound_infix_op" and _kids(node)[1].type == "land":
+            take(source, _kids(node)[0], depth)
+            take(source, _kids(node)[2], depth)
         elif node.type == "conj_list":
-            for item in node.children:
+            for item in _kids(node):
                 if item.type == "conj_item":  # not a comment the grammar placed among the items
-                    take(source, item.children[-1], depth)
-        elif node.type == "bound_prefix_op" and node.children[0].type == "always" \
-                and node.children[1].type == "step_expr_or_stutter":
-            step = node.children[1]
-            nexts.append((_text(source, step.children[1]), _text(source, step.children[3])))
+                    take(source, _kids(item)[-1], depth)
+        elif node.type == "bound_prefix_op" and _kids(node)[0].type == "always" \
+                and _kids(node)[1].type == "step_expr_or_stutter":
+            step = _kids(node)[1]
+            nexts.append((_text(source, _kids(step)[1]), _text(source, _kids(step)[3])))
         elif node.type == "identifier_ref" and _text(source, node) in definitions and depth < 8 \
                 and _has(definitions[_text(source, node)][1], _TEMPORAL):
             take(*definitions[_text(source, node)], depth + 1)
@@ -147,9 +147,15 @@ def _spec_parts(modules: tuple[str, ...], name: str) -> SpecParts | None:
 
 def _definitions(root: Any) -> list[Any]:
     found = []
-    for module in (c for c in root.children if c.type == "module"):
-        found += [c for c in module.children if c.type == "operator_definition"]
+    for module in (c for c in _kids(root) if c.type == "module"):
+        found += [c for c in _kids(module) if c.type == "operator_definition"]
     return found
+
+
+def _kids(node: Any) -> list[Any]:
+    """A node's children without the comments the grammar places among them (a comment may sit
+    between any two tokens: ``Init /\\ (* x *) [][Next]_v`` is still a conjunction)."""
+    return [child for child in node.children if child.type not in _COMMENTS]
 
 
 def _has(node: Any, types: frozenset[str]) -> bool:
@@ -223,11 +229,11 @@ def _next_parts(modules: tuple[str, ...], expression: str, named: frozenset[str]
         source = text.encode("utf-8")
         tree = parser.parse(source)
         for unit in _definitions(tree.root_node):
-            equals = next((k for k, c in enumerate(unit.children) if c.type == "def_eq"), None)
-            if equals is None or unit.children[0].type != "identifier":
+            equals = next((k for k, c in enumerate(_kids(unit)) if c.type == "def_eq"), None)
+            if equals is None or _kids(unit)[0].type != "identifier":
                 continue
-            head = source[unit.children[0].end_byte:unit.children[equals].start_byte].decode("utf-8")
-            definitions[_text(source, unit.children[0])] = (source, unit.children[-1], head)
+            head = source[_kids(unit)[0].end_byte:_kids(unit)[equals].start_byte].decode("utf-8")
+            definitions[_text(source, _kids(unit)[0])] = (source, _kids(unit)[-1], head)
     prefix = "---- MODULE SysmoNext ----\nSysmoE == "
     source = f"{prefix}{expression}\n====\n".encode("utf-8")
     tree = parser.parse(source)
@@ -262,17 +268,17 @@ class _NextWalk:
         """Whether anything but named disjuncts is left under ``node`` (recording the rewrites)."""
         kind = node.type
         if kind == "parentheses":
-            return self._walk(source, node.children[1], depth, spans)
-        if kind == "bound_infix_op" and node.children[1].type == "lor":
-            left = self._walk(source, node.children[0], depth, spans)
-            right = self._walk(source, node.children[2], depth, spans)
+            return self._walk(source, _kids(node)[1], depth, spans)
+        if kind == "bound_infix_op" and _kids(node)[1].type == "lor":
+            left = self._walk(source, _kids(node)[0], depth, spans)
+            right = self._walk(source, _kids(node)[2], depth, spans)
             return left or right
         if kind == "disj_list":
-            items = [item.children[-1] for item in node.children if item.type == "disj_item"]
+            items = [_kids(item)[-1] for item in _kids(node) if item.type == "disj_item"]
             found = [self._walk(source, item, depth, spans) for item in items]
             return any(found)
-        if kind in ("bounded_quantification", "unbounded_quantification") and node.children[0].type == "exists":
-            return self._walk(source, node.children[-1], depth, spans)
+        if kind in ("bounded_quantification", "unbounded_quantification") and _kids(node)[0].type == "exists":
+            return self._walk(source, _kids(node)[-1], depth, spans)
         name = _applied(source, node)
         if name is not None and name in self.named:
             self.transparent.add(name)
@@ -284,7 +290,7 @@ class _NextWalk:
                 spans.append((node.start_byte, node.end_byte, "FALSE"))
                 return False
             if kept:
-                callee = node.children[0] if kind == "bound_op" else node
+                callee = _kids(node)[0] if kind == "bound_op" else node
                 spans.append((callee.start_byte, callee.end_byte, REST_PREFIX + name))
             return True
         return kind not in _COMMENTS
@@ -308,8 +314,8 @@ def _applied(source: bytes, node: Any) -> str | None:
     """The operator a node applies (``Op`` or ``Op(args)``), else None."""
     if node.type == "identifier_ref":
         return _text(source, node)
-    if node.type == "bound_op" and node.children and node.children[0].type == "identifier_ref":
-        return _text(source, node.children[0])
+    if node.type == "bound_op" and _kids(node) and _kids(node)[0].type == "identifier_ref":
+        return _text(source, _kids(node)[0])
     return None
 
 
@@ -324,7 +330,7 @@ def _field(node: Any) -> bool:
         return False
     if parent.type in _FIELD_PARENTS:
         return node.type == "identifier"
-    return parent.type == "except_update_record_field" or (parent.type == "record_value" and parent.children[0] != node)
+    return parent.type == "except_update_record_field" or (parent.type == "record_value" and _kids(parent)[0] != node)
 
 
 def rename_names(module: str, names: Mapping[str, str]) -> str:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 #: hostile (``^\s*`` over MULTILINE text crosses blank lines and goes quadratic).
 _HEADER_LINE = re.compile(r"[ \t]*-{4,}[ \t]*MODULE[ \t]+(\S+)")
 _FOOTER_LINE = re.compile(r"[ \t]*={4,}[ \t]*$")
+#: A header whose name a comment pushed onto a later line (``---- MODULE (* ... *)``).
+_HEADER_OPEN = re.compile(r"[ \t]*-{4,}[ \t]*MODULE[ \t]*$")
 _DEFINITION = re.compile(
     r"^(?:LOCAL\s+)?(?:RECURSIVE\s+\S.*\n)?([A-Za-z_][A-Za-z0-9_]*)\s*(\[[^\]\n]*\]|\([^)\n]*\))?\s*(?:==|\u225c)",
     re.MULTILINE,
@@ -97,10 +99,10 @@ def _spans(lines: list[str]) -> list[ModuleSpan]:
     nested: list[tuple[int, int]] = []
     inner_start: list[int] = []
     for number, line in enumerate(lines):
-        header = _HEADER_LINE.match(line) if "MODULE" in line else None
+        header = _header_name(lines, number) if "MODULE" in line else None
         if header is not None:
             if depth == 0:
-                start, name, nested = number, header.group(1).rstrip("-") or header.group(1), []
+                start, name, nested = number, header.rstrip("-") or header, []
             else:
                 inner_start.append(number)
             depth += 1
@@ -115,6 +117,17 @@ def _spans(lines: list[str]) -> list[ModuleSpan]:
     if depth:
         spans.append(ModuleSpan(name, start, len(lines) - 1, False, tuple(nested)))
     return spans
+
+
+def _header_name(lines: list[str], number: int) -> str | None:
+    """The module name a header line opens, or None; the name may follow on a later line when a
+    comment stood between it and ``MODULE`` (SANY reads that header too)."""
+    header = _HEADER_LINE.match(lines[number])
+    if header is not None:
+        return header.group(1)
+    if _HEADER_OPEN.match(lines[number]):
+        return next((later.split()[0] for later in lines[number + 1:] if later.strip()), None)
+    return None
 
 
 def split_modules(text: str) -> list[tuple[str, str]]:
@@ -199,8 +212,9 @@ def top_level_units(text: str) -> list[Unit]:
         if name is not None and current:
             units.append(Unit(name, "\n".join(current).rstrip(), start))
 
+    plain = strip_comments("\n".join(lines)).split("\n")
     for number, line in enumerate(lines):
-        match = _DEFINITION.match(line) if line and not line[0].isspace() else None
+        match = _head(plain, number) if line and not line[0].isspace() else None
         if match:
             flush()
             name, current, start = match.group(1), [line], number
@@ -211,6 +225,17 @@ def top_level_units(text: str) -> list[Unit]:
             current.append(line)
     flush()
     return units
+
+
+def _head(plain: list[str], number: int) -> re.Match[str] | None:
+    """A definition's head on this (comment-free) line, or begun here and broken over the next
+    lines by a comment (``Post(box, (* ... *)`` then ``out) ==``)."""
+    line = plain[number]
+    match = _DEFINITION.match(line)
+    if match is not None or "==" in line or _KEYWORD_LINE.match(line) or not re.match(r"[A-Za-z_]\w*\b", line):
+        return match
+    joined = " ".join(plain[number:number + 4])
+    return _DEFINITION.match(joined)
 
 
 def definition_at(text: str, line: int) -> str | None:
