@@ -181,3 +181,30 @@ def test_a_run_board_records_what_decides_its_verdicts() -> None:
     spin = task_fingerprint(root / "tasks" / "spin", root / "data" / "traces" / "spin")
     assert spin == task_fingerprint(root / "tasks" / "spin", root / "data" / "traces" / "spin") and len(spin) == 16
     assert spin != task_fingerprint(root / "tasks" / "spin", root / "data" / "traces" / "mutex")
+
+
+def test_a_board_of_stored_answers_says_how_sure_it_is_and_compares_the_same_every_time(
+        pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+    """The reference and a seeded bug of spin, three samples each, scored for real: every mean has
+    its interval (the samples are one behaviour each, so the intervals are points), and the
+    comparison of the two, run twice, gives the same exact p-value: three samples a side of one
+    task cannot show a difference at 0.05 (2 of C(6, 3) relabellings are as extreme)."""
+    from projects import benchmark_project
+
+    from pytest_sysmobench.cli import main
+
+    benchmark_project(pytester, "spin")
+    result = pytester.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models",
+                                           "reference,mutant:acquire-ignores-lock", "--sysmobench-samples", "3")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # the mutant fails its phases
+    path = pytester.path / ".sysmobench" / "leaderboard.json"
+    rows = {row["model"]: row for row in json.loads(path.read_text())["models"]}
+    assert rows["reference"]["intervals"]["composite"] == [1.0, 1.0] and "note" not in rows["reference"]["intervals"]
+    low, high = rows["mutant:acquire-ignores-lock"]["intervals"]["composite"]
+    assert low == high == rows["mutant:acquire-ignores-lock"]["composite"] < 1.0
+    outputs = []
+    for _ in range(2):
+        main(["leaderboard", "compare", str(path), str(path), "--as", "reference=mutant:acquire-ignores-lock"])
+        outputs.append([line for line in capsys.readouterr().out.splitlines() if "p = " in line])
+    assert outputs[0] == outputs[1] and len(outputs[0]) == 1
+    assert "(3 samples, 1 distinct behaviours)" in outputs[0][0] and "p = 0.1000 (exact" in outputs[0][0]
