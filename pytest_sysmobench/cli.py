@@ -1,6 +1,8 @@
-"""The ``sysmobench`` command: ``doctor`` (is the toolchain usable?), ``tasks`` (what is there?),
-``prompt`` (what a model is asked), ``traces`` (capture or check the real systems' traces) and
-``leaderboard`` (bless, compare, merge or render boards)."""
+"""The ``sysmobench`` command: ``doctor`` (is the toolchain usable?), ``tasks`` (what is there,
+and what its traces cover?), ``templates`` (what P4 checks of a task), ``prompt`` (what a model
+is asked), ``repair`` (a spec's mechanical faults mended), ``check`` (a spec's P1 and P2),
+``traces`` (capture or check the real systems' traces), ``leaderboard`` (bless, compare, merge
+or render boards) and ``cache`` (carry the verdict cache between machines)."""
 
 from __future__ import annotations
 

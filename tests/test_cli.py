@@ -97,3 +97,15 @@ def test_a_misspelt_task_gets_close_matches_and_tasks_are_found_from_a_subfolder
     below = subprocess.run([sys.executable, "-m", "pytest_sysmobench.cli", "templates", "spin"], cwd=ROOT / "data",
                            capture_output=True, text=True, timeout=300)
     assert below.returncode == 0 and below.stdout.startswith("P4 templates of spin"), below.stderr
+
+
+def test_the_commands_docstring_names_every_command_group(capsys: pytest.CaptureFixture[str]) -> None:
+    """What ``sysmobench --help`` offers and what the module says it offers are the same list."""
+    import pytest_sysmobench.cli as cli
+
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    groups = set(capsys.readouterr().out.split("{", 1)[1].split("}", 1)[0].split(","))
+    assert groups >= {"doctor", "tasks", "templates", "prompt", "repair", "check", "traces", "leaderboard", "cache"}
+    for group in groups:
+        assert f"``{group}``" in (cli.__doc__ or ""), group
