@@ -270,12 +270,12 @@ class CheckModule:
 
 
 def work_module_name(ctx: CellContext) -> str:
-    return f"{ctx.module}_SysmoP3Work"
+    return _work.module_name(ctx.module, "conformance")
 
 
 def work_files(ctx: CellContext) -> dict[str, str]:
     """The module a check module's work bound lives in."""
-    return {f"{work_module_name(ctx)}.tla": _work.bound_module(work_module_name(ctx))}
+    return _work.module_files(ctx.module, "conformance")
 
 
 def check_module(ctx: CellContext, name: str, body: str, codec: Codec | None = None,

@@ -31,6 +31,21 @@ BOUND_LABEL = "work bound"
 CELL_BUDGET_SLACK_S = 1.0
 
 
+#: Each phase's module of bounds and marks, named after the spec's module.
+_MODULE_SUFFIX = {"runtime": "Work", "conformance": "P3Work", "invariants": "P4Work"}
+
+
+def module_name(spec_module: str, phase: str) -> str:
+    """The name of a phase's module of bounds and marks, beside a spec module."""
+    return f"{spec_module}_Sysmo{_MODULE_SUFFIX[phase]}"
+
+
+def module_files(spec_module: str, phase: str) -> dict[str, str]:
+    """That module, as the file a run of the phase adds beside the spec."""
+    name = module_name(spec_module, phase)
+    return {f"{name}.tla": bound_module(name)}
+
+
 def bound_module(name: str) -> str:
     """A module of its own (Naturals and TLC), reached through a named instance, so that none
     of its names can meet the spec's.  Besides the count, registers that remember a state was

@@ -142,7 +142,7 @@ def _every_variable(task: Task) -> tuple[str, ...]:
 
 
 def work_module_name(task: Task) -> str:
-    return f"{task.module}_SysmoP4Work"
+    return _work.module_name(task.module, "invariants")
 
 
 def work_lines(task: Task, mark: str) -> list[str]:
@@ -423,7 +423,7 @@ def work_mark(ctx: CellContext) -> str:
 
 
 def work_files(ctx: CellContext) -> dict[str, str]:
-    return {f"{work_module_name(ctx.task)}.tla": _work.bound_module(work_module_name(ctx.task))}
+    return _work.module_files(ctx.task.module, "invariants")
 
 
 class _Checker:

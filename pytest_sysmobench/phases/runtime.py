@@ -47,7 +47,7 @@ def bound_module_name(ctx: CellContext) -> str:
 
 
 def work_module_name(ctx: CellContext) -> str:
-    return f"{ctx.module}_SysmoWork"
+    return _work.module_name(ctx.module, "runtime")
 
 
 def bfs_mark(ctx: CellContext) -> str:
@@ -65,7 +65,7 @@ def run_modules(ctx: CellContext) -> dict[str, str]:
                          f"{_work.instance_lines(work_module_name(ctx))}\n"
                          f"{BOUND} ==\n    /\\ SysmoWork!Within({settings.bfs_generated}, \"{bfs_mark(ctx)}\")\n"
                          f"    /\\ SysmoLevels!Within({settings.bfs_depth}, {settings.bfs_states})", (ctx.module,))
-    return {f"{bound_module_name(ctx)}.tla": within, f"{work_module_name(ctx)}.tla": _work.bound_module(work_module_name(ctx)),
+    return {f"{bound_module_name(ctx)}.tla": within, **_work.module_files(ctx.module, "runtime"),
             f"{run_module_name(ctx)}.tla": run}
 
 
