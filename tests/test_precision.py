@@ -278,3 +278,15 @@ def test_a_state_tlc_printed_reads_back_as_the_traces_write_it(value: object, na
     printed = parse_value(tla_literal(_renamed(value, names)))
     back = {v: k for k, v in names.items()}
     assert parse_value(tla_literal(_trace_value(printed, back))) == parse_value(tla_literal(value))
+
+
+def test_one_spec_constant_bound_to_two_canonical_constants_is_the_mappings_error(scorer: Scorer, tmp_path: Path) -> None:
+    """Size and N mapped to the ring's one Size: P3 would run the spec with a buffer as large as
+    the run's item count while P4 checks another; the mapping is refused, both named."""
+    source = _reference_with(tmp_path, "ringbuffer")
+    mapping = tmp_path / "ringbuffer" / "mapping.yaml"
+    mapping.write_text(mapping.read_text().replace("  N: N\n", "  N: Size\n"))
+    result = scorer.cell(RING, source).result("conformance")
+    assert result.score == 0.0, result.reason
+    assert "Size and N are both mapped to the spec's constant Size" in result.reason
+    assert "Size = 4, N = " in result.reason

@@ -228,9 +228,18 @@ def constants_config(ctx: CellContext, mapping: Mapping, trace_constants: TMappi
     """The spec's CONSTANT bindings, with the constants the traces fix set to the traces' values."""
     spec_constants, _ = ctx.candidate.declared()
     overrides: dict[str, str] = {}
+    bound_by: dict[str, str] = {}
     for canonical, expr in mapping.constants:
         if canonical in trace_constants and expr.strip() in spec_constants:
-            overrides[expr.strip()] = constant_literal(trace_constants[canonical])
+            value = constant_literal(trace_constants[canonical])
+            name = expr.strip()
+            if name in overrides and overrides[name] != value:
+                # One spec constant cannot stand for two canonical ones the traces set apart.
+                raise MappingProblem(f"mapping constants: {bound_by[name]} and {canonical} are both mapped to the "
+                                     f"spec's constant {name}, but the traces give them different values "
+                                     f"({bound_by[name]} = {overrides[name]}, {canonical} = {value}); map each to a "
+                                     "constant of its own, or one to an expression of the other")
+            overrides[name], bound_by[name] = value, canonical
     sections = []
     for section in ctx.config().sections:
         if section.canonical != "CONSTANT":
