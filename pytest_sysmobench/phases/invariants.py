@@ -516,11 +516,12 @@ class _Checker:
                 elif self.sampled is not None and isinstance(value, tuple) and len(value) == 3 \
                         and value[1] == SAMPLED_LABEL:
                     self.sampled.setdefault(format_value(value[2]), value[2])
-        if run.result.verdict is Verdict.INCOMPLETE and _work.bound_reached(run.result, self.mark):
+        bounded = _work.bound_reached(run.result, self.mark)
+        if run.result.verdict is Verdict.INCOMPLETE and bounded:
             # The work bound ended it: a verdict on the explored part, as a finished run is.
             note = f"{BOUNDED_NOTE} ({run.result.states_generated} generated, {run.result.distinct_states} distinct)"
             return dataclasses.replace(run.result, verdict=Verdict.OK, warnings=[*run.result.warnings, note])
-        if run.result.verdict is Verdict.LIVENESS_VIOLATION and run.result.states_left:
+        if run.result.verdict is Verdict.LIVENESS_VIOLATION and run.result.states_left and not bounded:
             # Seconds (or the spec) stopped the exploration and TLC checked the partial graph: what
             # it found there depends on how far this machine got, so it decides nothing.
             return dataclasses.replace(run.result, verdict=Verdict.TIMEOUT,
