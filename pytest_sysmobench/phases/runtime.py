@@ -275,20 +275,24 @@ def _inert(ctx: CellContext, mapping: Mapping | None, bfs: TlcResult, cov: TMapp
 
 def _misread(ctx: CellContext, mapping: Mapping | None, cov: TMapping[str, Any],
              inert: TMapping[str, Sequence[str]]) -> dict[str, list[str]]:
-    """Target actions whose mapped operators fire, but never change the canonical state from
-    the states where the system took the action and changed it, with its arguments: the
-    mapping names an operator that is not this action (a give-up mapped to ``unlock``), which
-    would otherwise earn P2 what leaving the action out honestly does not.  Actions whose
-    mapping allows internal steps are not asked (one step may not show them), nor those whose
-    operators are all inert (charged already)."""
+    """Target actions mapped to an operator another target action is mapped to as well, which
+    fires, but never changes the canonical state from the states where the system took the
+    action and changed it, with its arguments: the mapping borrowed an operator that is not
+    this action (a give-up mapped to ``unlock``), which would otherwise earn P2 what leaving
+    the action out honestly does not.  An operator of the action's own is P3's to judge; actions
+    whose mapping allows internal steps are not asked (one step may not show them), nor those
+    whose operators are all inert (charged already)."""
     if mapping is None or mapping.internal:
         return {}
     corpus, moving_in_system, missing = _system_moves(ctx, mapping)
     covered = set(cov["covered"])
-    operators = {a: sorted({c.action for c in mapping.action(a).calls}) for a in ctx.task.target_actions
-                 if a in moving_in_system and a not in missing}
+    claimed = {a: {c.action for c in mapping.action(a).calls} for a in ctx.task.target_actions if a not in missing}
+    operators = {a: sorted(ops) for a, ops in claimed.items() if a in moving_in_system}
+    # Only an operator that stands for another target action too can be a borrowed one; an
+    # operator of its own that steps wrongly is P3's charge alone (one charge per fault).
+    shared = {a for a, ops in claimed.items() if any(ops & other for b, other in claimed.items() if b != a)}
     asked = [a for a, ops in operators.items()
-             if ops and set(ops) & covered and not set(ops) <= set(inert)
+             if ops and a in shared and set(ops) & covered and not set(ops) <= set(inert)
              and not (mapping.action(a).before or mapping.action(a).after)]
     moved = _moved(ctx, mapping, corpus, asked, own_windows=True)
     return {} if moved is None else {a: operators[a] for a in asked if a not in moved}
