@@ -3,7 +3,8 @@
 The task's templates speak the canonical vocabulary.  They are placed in a generated module
 of their own, which the spec then INSTANCEs with the mapping as substitutions: a TLA+
 refinement mapping, so the templates' names can never collide with the spec's.  The
-model's own INVARIANT/PROPERTY lines are removed first; its CONSTRAINTs bound the search.  Safety templates are
+model's own INVARIANT/PROPERTY/CONSTRAINT lines are removed first (a constraint of its own can
+prune the states that lead to a violation; the task's constraint bounds every spec alike).  Safety templates are
 checked together and a violated one is removed and the rest re-checked; liveness templates
 are checked together under the spec's own fairness, and one by one when that run does not
 pass (TLC 2.15 does not say which property failed).
@@ -857,7 +858,7 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
     except _Unparsable as exc:
         return _does_not_fit(str(exc), info)
     outcomes = _order(ctx.task, outcomes)
-    verdict = template_verdict(outcomes, {**info, "cfg_removed": removed + stripped, "spec_bounds": config.bounds(),
+    verdict = template_verdict(outcomes, {**info, "cfg_removed": removed + stripped,
                                           "work_bound": {"generated": ctx.task.invariants.generated}}, candidate.tla or "")
     verdict = _reach_scaled(verdict, checker)
     if mapping is not None and checker.sampled is not None and checker.corpus is not None:

@@ -1,8 +1,9 @@
 """TLC configuration files: read the sections, strip what a model may not decide, add ours.
 
-A model's own INVARIANT or PROPERTY line can make a correct spec fail; P4 therefore removes
-them before adding the evaluator's checks, and keeps its CONSTRAINTs, which bound the search
-as TLC users expect (an invariant is still checked on the states they cut off).  The scanner works on sections rather than lines, so multi-line
+A model's own INVARIANT or PROPERTY line can make a correct spec fail, and its own
+CONSTRAINT can make a wrong spec pass (it can prune the states that lead to a violation); P4
+therefore removes them before adding the evaluator's checks, and a task bounds every spec's
+search alike through its canonical constraint.  The scanner works on sections rather than lines, so multi-line
 sections, comments before keywords and CRLF files are handled the same way.
 """
 
@@ -49,10 +50,6 @@ ASSERTION_KEYWORDS = frozenset(
         "POSTCONDITIONS",
     }
 )
-#: Directives that bound the search, as TLC users bound a spec with unbounded counters.  They
-#: stay: TLC still checks every invariant on a state a constraint keeps it from exploring past,
-#: and the task's work bound and constraint are evaluated before them.
-BOUND_KEYWORDS = frozenset({"CONSTRAINT", "CONSTRAINTS", "ACTION_CONSTRAINT", "ACTION_CONSTRAINTS"})
 #: Directives that change which states TLC tells apart or what it reports: a VIEW can merge
 #: a violating state into a harmless one, SYMMETRY is unsound for liveness, an ALIAS rewrites
 #: traces.  No phase whose verdict the task decides keeps a model's own.
@@ -168,12 +165,7 @@ class Config:
         return Config(self.preamble, kept), removed
 
     def strip_assertions(self) -> tuple[Config, list[str]]:
-        """Without the spec's own checks (a model's INVARIANT can fail a correct spec); its
-        bounds are kept."""
-        return self.without(ASSERTION_KEYWORDS - BOUND_KEYWORDS)
-
-    def bounds(self) -> list[str]:
-        return [s.text().strip() for s in self.sections if s.keyword in BOUND_KEYWORDS]
+        return self.without(ASSERTION_KEYWORDS)
 
     def with_section(self, keyword: str, names: Iterable[str], first: bool = False) -> Config:
         """``first``: before every other section, so that TLC evaluates it first (a work bound's
