@@ -34,13 +34,13 @@ def interval(groups: Sequence[Sequence[float]], seed: int, resamples: int = RESA
     if not groups:
         return None
     rng = random.Random(seed)
+    if len({v for g in groups for v in g}) == 1:
+        return round(groups[0][0], 6), round(groups[0][0], 6)  # every value the same: no spread to draw
     means = []
     for _ in range(resamples):
-        total = count = 0.0
-        for _ in range(len(groups)):
-            group = groups[rng.randrange(len(groups))]
-            for _ in range(len(group)):
-                total += group[rng.randrange(len(group))]
+        total, count = 0.0, 0
+        for group in rng.choices(groups, k=len(groups)):
+            total += group[0] if len(group) == 1 else sum(rng.choices(group, k=len(group)))
             count += len(group)
         means.append(total / count)
     means.sort()
