@@ -134,7 +134,7 @@ def test_cli_compare_says_whether_two_boards_of_a_model_differ(tmp_path: Path, c
     main(["leaderboard", "compare", str(a), str(b)])
     out = capsys.readouterr().out
     assert "m: overall: A 0.000 (12 samples, 6 distinct behaviours); B 1.000 (12 samples, 6 distinct behaviours): " \
-           "effect +1.000, p = " in out and ": differ at 0.05" in out
+           "effect +1.000 (95% +1.000 to +1.000), p = " in out and ": differ at 0.05" in out
     main(["leaderboard", "compare", str(a), str(b), "--markdown"])
     assert "**Do they differ?**" in capsys.readouterr().out
 
@@ -208,3 +208,16 @@ def test_a_board_of_stored_answers_says_how_sure_it_is_and_compares_the_same_eve
         outputs.append([line for line in capsys.readouterr().out.splitlines() if "p = " in line])
     assert outputs[0] == outputs[1] and len(outputs[0]) == 1
     assert "(3 samples, 1 distinct behaviours)" in outputs[0][0] and "p = 0.1000 (exact" in outputs[0][0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=1, max_size=4), min_size=1, max_size=5),
+       st.sampled_from([-0.5, -0.25, 0.0, 0.25, 0.5]), st.integers(0, 2**32))
+def test_the_effects_interval_covers_the_true_difference(samples: list[list[float]], shift: float, seed: int) -> None:
+    """B's samples are A's, each moved by a known difference: whatever the samples and the seed,
+    the effect's interval covers that difference (each resample of A and of B is drawn alike, so
+    their difference is spread evenly about it)."""
+    from pytest_sysmobench.leaderboard.significance import effect_interval
+
+    low, high = effect_interval(samples, [[v + shift for v in s] for s in samples], seed, resamples=400)
+    assert low - 1e-6 <= shift <= high + 1e-6

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .records import CellRow
-from .uncertainty import seed_of
+from .uncertainty import RESAMPLES, seed_of
 
 #: Relabellings enumerated exactly up to this many; beyond, a seeded draw of MONTE_CARLO.
 EXACT_LIMIT = 20_000
@@ -50,6 +50,8 @@ class Comparison:
     effect: float
     p_value: float
     exact: bool
+    #: The effect's 95% interval: tasks resampled, then each side's samples within each drawn task.
+    interval: tuple[float, float] = (0.0, 0.0)
 
     @property
     def differs(self) -> bool:
@@ -61,8 +63,9 @@ class Comparison:
                           f"({sum(len(s.values) for s in sides)} samples, {sum(s.distinct for s in sides)} distinct "
                           f"behaviours)" for name, sides in ((a_name, self.a), (b_name, self.b)))
         verdict = "differ" if self.differs else "not distinguishable"
-        return (f"{self.scope}: {sides}: effect {self.effect:+.3f}, p = {self.p_value:.4f} ({how}, permutation of "
-                f"samples within each task): {verdict} at {LEVEL:g}")
+        return (f"{self.scope}: {sides}: effect {self.effect:+.3f} (95% {self.interval[0]:+.3f} to "
+                f"{self.interval[1]:+.3f}), p = {self.p_value:.4f} ({how}, permutation of samples within each "
+                f"task): {verdict} at {LEVEL:g}")
 
 
 def fingerprint(cell: CellRow) -> str:
@@ -115,7 +118,25 @@ def _test(scope: str, a: Sequence[Side], b: Sequence[Side], seed_parts: Sequence
             pick = [tuple(rng.sample(range(len(values)), n_a)) for values, n_a in pooled]
             at_least += _as_extreme(pooled, pick, observed)
         p_value, exact = (at_least + 1) / (MONTE_CARLO + 1), False
-    return Comparison(scope, tuple(a), tuple(b), round(observed, 6), round(min(1.0, p_value), 6), exact)
+    return Comparison(scope, tuple(a), tuple(b), round(observed, 6), round(min(1.0, p_value), 6), exact,
+                      effect_interval([x.values for x in a], [y.values for y in b], seed_of("effect", *seed_parts)))
+
+
+def effect_interval(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]], seed: int,
+                    resamples: int = RESAMPLES) -> tuple[float, float]:
+    """The percentile interval of the effect (the mean over tasks of B's mean minus A's), each
+    resample drawing the tasks, then each side's samples within each drawn task."""
+    rng = random.Random(seed)
+    pairs = list(zip(a, b))
+    draws = []
+    for _ in range(resamples):
+        total = 0.0
+        for x, y in rng.choices(pairs, k=len(pairs)):
+            total += sum(rng.choices(y, k=len(y))) / len(y) - sum(rng.choices(x, k=len(x))) / len(x)
+        draws.append(total / len(pairs))
+    draws.sort()
+    tail = (1.0 - 0.95) / 2
+    return round(draws[int(tail * resamples)], 6), round(draws[min(resamples - 1, int((1 - tail) * resamples))], 6)
 
 
 def _as_extreme(pooled: Sequence[tuple[list[float], int]], pick: Sequence[tuple[int, ...]], observed: float) -> bool:
