@@ -284,13 +284,16 @@ def _misread(ctx: CellContext, mapping: Mapping | None, cov: TMapping[str, Any],
     whose operators are all inert (charged already)."""
     if mapping is None or mapping.internal:
         return {}
-    corpus, moving_in_system, missing = _system_moves(ctx, mapping)
-    covered = set(cov["covered"])
+    missing = ctx.missing_actions(mapping)
     claimed = {a: {c.action for c in mapping.action(a).calls} for a in ctx.task.target_actions if a not in missing}
-    operators = {a: sorted(ops) for a, ops in claimed.items() if a in moving_in_system}
     # Only an operator that stands for another target action too can be a borrowed one; an
     # operator of its own that steps wrongly is P3's charge alone (one charge per fault).
     shared = {a for a, ops in claimed.items() if any(ops & other for b, other in claimed.items() if b != a)}
+    if not shared:
+        return {}
+    corpus, moving_in_system, _ = _system_moves(ctx, mapping)
+    covered = set(cov["covered"])
+    operators = {a: sorted(ops) for a, ops in claimed.items() if a in moving_in_system}
     asked = [a for a, ops in operators.items()
              if ops and a in shared and set(ops) & covered and not set(ops) <= set(inert)
              and not (mapping.action(a).before or mapping.action(a).after)]
