@@ -51,8 +51,6 @@ REACH = "SysmoReach"
 PREMISE_REGISTER = 978
 PREMISE_LABEL = "premise"
 BOUNDED_NOTE = "work bound reached"
-#: A liveness violation TLC found on the graph explored before seconds stopped the run.
-PARTIAL_NOTE = "not taken, found on a partial graph"
 TRACE_PREVIEW = 12
 
 
@@ -517,16 +515,10 @@ class _Checker:
                 elif self.sampled is not None and isinstance(value, tuple) and len(value) == 3 \
                         and value[1] == SAMPLED_LABEL:
                     self.sampled.setdefault(format_value(value[2]), value[2])
-        bounded = _work.bound_reached(run.result, self.mark)
-        if run.result.verdict is Verdict.INCOMPLETE and bounded:
+        if run.result.verdict is Verdict.INCOMPLETE and _work.bound_reached(run.result, self.mark):
             # The work bound ended it: a verdict on the explored part, as a finished run is.
             note = f"{BOUNDED_NOTE} ({run.result.states_generated} generated, {run.result.distinct_states} distinct)"
             return dataclasses.replace(run.result, verdict=Verdict.OK, warnings=[*run.result.warnings, note])
-        if run.result.verdict is Verdict.LIVENESS_VIOLATION and run.result.states_left and not bounded:
-            # Seconds (or the spec) stopped the exploration and TLC checked the partial graph: what
-            # it found there depends on how far this machine got, so it decides nothing.
-            return dataclasses.replace(run.result, verdict=Verdict.TIMEOUT,
-                                       warnings=[*run.result.warnings, f"{PARTIAL_NOTE}: {run.result.message}"])
         return run.result
 
     def stopped(self, result: TlcResult) -> str:
@@ -617,10 +609,8 @@ def _settled(checker: _Checker, templates: list[InvariantTemplate]) -> list[Temp
     violation all of them hold.  A safety violation names its template, which is recorded and
     removed before the next such run; a liveness violation ends the exploration with no safety
     template violated (TLC checks them on every state first), so those hold and only liveness
-    is settled further, one template at a time.  A run seconds stopped decides nothing, not even
-    the liveness violation TLC then finds on the partial graph: safety is asked again alone, and
-    liveness is charged.  Anything else is settled the long way (safety together, then liveness),
-    which names the culprits."""
+    is settled further, one template at a time.  Anything else is settled the long way (safety
+    together, then liveness), which names the culprits."""
     safety = [t for t in templates if t.kind == "safety"]
     liveness = [t for t in templates if t.kind == "liveness"]
     outcomes: list[TemplateOutcome] = []
@@ -636,10 +626,6 @@ def _settled(checker: _Checker, templates: list[InvariantTemplate]) -> list[Temp
             continue
         if result.verdict is Verdict.OK:
             return outcomes + [_verdict_outcome(checker, t, result, violated=False) for t in safety + liveness]
-        if result.verdict in UNFINISHED:
-            # Safety alone may finish where the liveness graph did not; liveness alone would not.
-            stopped = [_verdict_outcome(checker, t, result, violated=False) for t in liveness]
-            return outcomes + _safety(checker, safety) + stopped
         if result.verdict is Verdict.LIVENESS_VIOLATION:
             held = dataclasses.replace(result, verdict=Verdict.OK, trace=[])
             outcomes += [_verdict_outcome(checker, t, held, violated=False) for t in safety]
@@ -688,8 +674,7 @@ def _liveness(checker: _Checker, templates: list[InvariantTemplate], together: b
     other outcome is settled one template at a time."""
     if together and len(templates) > 1:
         combined = checker.run("liveness", "PROPERTY", [t.name for t in templates])
-        if combined.verdict in (Verdict.OK, Verdict.OUTPUT_LIMIT, *UNFINISHED):
-            # Stopped before its work was done: one template alone explores the same graph.
+        if combined.verdict in (Verdict.OK, Verdict.OUTPUT_LIMIT):
             return [_verdict_outcome(checker, t, combined, violated=False) for t in templates]
     outcomes: list[TemplateOutcome] = []
     for template in templates:
