@@ -162,9 +162,9 @@ def coverage(sims: list[TlcResult], bfs: TlcResult | None = None, module: str = 
     if it took a step from a state of the task's traces (``along_traces``, see
     :func:`_along_traces`).  What fired nowhere was never enabled when the BFS explored the
     whole state space (``exhaustive``), else not reached within the bounds: both count against
-    coverage, each named for what it is.  A target action mapped to operators that fire, but
-    whose steps never move from the states where the system took it (``misread``, see
-    :func:`_misread`), counts as one the spec does not have: a wrong mapping does not pay.
+    coverage, each named for what it is.  A target action mapped to a borrowed operator that
+    fires, but whose steps never move from the states where the system took it (``misread``,
+    see :func:`_misread`), counts as one the spec does not have: a wrong mapping does not pay.
     """
     all_actions: set[str] = set()
     seen_by: dict[str, list[str]] = {}
@@ -256,7 +256,8 @@ def _inert(ctx: CellContext, mapping: Mapping | None, bfs: TlcResult, cov: TMapp
     takes as no-ops (a failed ``try_lock``) are never inert."""
     if mapping is None:
         return {}
-    corpus, moving_in_system, missing = _system_moves(ctx, mapping)
+    corpus, moving_in_system = _system_moves(ctx)
+    missing = ctx.missing_actions(mapping)
     suspects = {name for name in cov["covered"] if bfs.coverage.get(name) is None or not bfs.coverage[name].distinct}
     operators = {a: {c.action for c in mapping.action(a).calls} for a in ctx.task.target_actions}
     asked = [a for a in ctx.task.target_actions
@@ -291,7 +292,7 @@ def _misread(ctx: CellContext, mapping: Mapping | None, cov: TMapping[str, Any],
     shared = {a for a, ops in claimed.items() if any(ops & other for b, other in claimed.items() if b != a)}
     if not shared:
         return {}
-    corpus, moving_in_system, _ = _system_moves(ctx, mapping)
+    corpus, moving_in_system = _system_moves(ctx)
     covered = set(cov["covered"])
     operators = {a: sorted(ops) for a, ops in claimed.items() if a in moving_in_system}
     asked = [a for a, ops in operators.items()
@@ -301,12 +302,10 @@ def _misread(ctx: CellContext, mapping: Mapping | None, cov: TMapping[str, Any],
     return {} if moved is None else {a: operators[a] for a in asked if a not in moved}
 
 
-def _system_moves(ctx: CellContext, mapping: Mapping) -> tuple[Corpus, set[str], list[str]]:
-    """The traces, the target actions the system takes by changing the state, and those the
-    mapping leaves out."""
+def _system_moves(ctx: CellContext) -> tuple[Corpus, set[str]]:
+    """The traces, and the target actions the system takes by changing the state."""
     corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
-    return corpus, {w.action for t in corpus.traces for w in t.windows() if w.pre != w.post}, \
-        list(ctx.missing_actions(mapping))
+    return corpus, {w.action for t in corpus.traces for w in t.windows() if w.pre != w.post}
 
 
 def _moved(ctx: CellContext, mapping: Mapping, corpus: Corpus, asked: Sequence[str], own_windows: bool) -> set[str] | None:
