@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -599,8 +600,8 @@ def _source_file(fields: _Fields) -> SourceFile:
     return SourceFile(fields.str("path"), fields.str("description", ""), tuple(ranges))
 
 
-def load_task(directory: Path) -> Task:
-    directory = directory.resolve()
+def load_task(directory: str | os.PathLike[str]) -> Task:
+    directory = Path(directory).resolve()
     path = directory / "task.yaml"
     root = _Fields(read_yaml(path), str(path))
     name = root.str("name")
@@ -747,7 +748,8 @@ class TaskLoad:
     unavailable: tuple[UnavailableTask, ...] = ()
 
 
-def load_tasks(root: Path, names: Sequence[str] | None = None) -> TaskLoad:
+def load_tasks(root: str | os.PathLike[str], names: Sequence[str] | None = None) -> TaskLoad:
+    root = Path(root)
     tasks: list[Task] = []
     errors: list[tuple[str, str]] = []
     unavailable: list[UnavailableTask] = []

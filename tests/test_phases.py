@@ -285,6 +285,31 @@ def test_a_template_whose_premise_no_explored_state_reaches_does_not_count_as_he
     assert result.details["failure_class"] == "vacuous"
 
 
+def test_a_template_without_a_premise_counts_only_where_a_variable_it_reads_changes(scorer: Scorer,
+                                                                                    tmp_path: Path) -> None:
+    """Ringbuffer's reference read through a mapping that shows its items as the empty sequence in
+    every state: ``Len(items) <= Size - 1`` then holds of a constant and says nothing, while a
+    template that also reads the counters the spec moves still counts."""
+    reference = ROOT / "tasks" / "ringbuffer" / "reference"
+    folder = tmp_path / "ringbuffer"
+    folder.mkdir()
+    for name in ("RingBuffer.tla", "RingBuffer.cfg"):
+        (folder / name).write_text((reference / name).read_text())
+    mapping = (reference / "mapping.yaml").read_text()
+    items = "items: {expr: '[i \\in 1..((pTail + Size - cHead) % Size) |-> slot[(cHead + i - 1) % Size]]'}"
+    assert items in mapping
+    (folder / "mapping.yaml").write_text(mapping.replace(items, "items: {expr: '<<>>'}"))
+    ring = load_task(ROOT / "tasks" / "ringbuffer")
+    result = scorer.cell(ring, ReplaySource(tmp_path)).result("invariants")
+    outcomes = {t["name"]: t for t in result.details["templates"]}
+    assert outcomes["BufferBounds"]["status"] == "failed", result.reason
+    assert "holds only vacuously: it reads items, which keeps one value in every explored state" in \
+        outcomes["BufferBounds"]["reason"]
+    assert "vacuously" not in outcomes["IndicesFollowCounters"]["reason"], outcomes["IndicesFollowCounters"]
+    assert outcomes["IndicesFollowCounters"]["status"] == "passed"
+    assert result.status is Status.FAILED and result.score < 1.0
+
+
 def test_a_premise_that_does_not_parse_is_the_tasks_error_named_by_its_field(scorer: Scorer) -> None:
     broken = dataclasses.replace(TASK, templates=tuple(
         dataclasses.replace(t, premise="\\E t \\in Threads : pc[t] = = 1") if t.name == "MutualExclusion" else t

@@ -228,7 +228,7 @@ def test_an_inert_spec_does_not_keep_p4_by_reaching_one_state_and_a_renamed_cfg_
     assert foreign.status is Status.PASSED and foreign.details["traced_states"] == "32 of 32", foreign.reason
 
 
-@pytest.mark.parametrize(("floor", "expected"), [("noop", {"runtime": 0.2, "conformance": 0.0}),
+@pytest.mark.parametrize(("floor", "expected"), [("noop", {"runtime": 0.2, "conformance": 0.0, "invariants": 0.0}),
                                                  ("loose", {"runtime": 1.0, "conformance": 0.0, "invariants": 1.0})])
 def test_floor_rows_show_what_a_phase_gives_for_nothing(scorer: Scorer, floor: str, expected: dict[str, float]) -> None:
     results = scorer.cell(SPIN, FloorSource(floor, TRACES)).evaluate()

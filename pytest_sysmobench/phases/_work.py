@@ -63,6 +63,9 @@ Seen(register, what) == TLCSet(register, 1) /\\ PrintT(what)
 Forget(register) == TLCSet(register, 0)
 ForgetAll(first, last) == \\A register \\in first..last : TLCSet(register, 0)
 EmptyAll(first, last) == \\A register \\in first..last : TLCSet(register, {{}})
+Moved(register, value, what) ==
+    IF TLCGet(register) = 0 THEN TLCSet(register, 1) /\\ TLCSet(register + 1, value)
+    ELSE TLCGet(register) = 2 \\/ TLCGet(register + 1) = value \\/ (TLCSet(register, 2) /\\ PrintT(what))
 SeenFor(register, who, what) == who \\notin TLCGet(register) /\\ TLCSet(register, TLCGet(register) \\cup {{who}}) /\\ PrintT(what)"""
     return modules.module(name, body, ("Naturals", "TLC"))
 

@@ -50,6 +50,11 @@ REACH = "SysmoReach"
 #: TLC registers that remember a premise was reached (the work bound's is 977).
 PREMISE_REGISTER = 978
 PREMISE_LABEL = "premise"
+MOVED = "SysmoMoved"
+#: TLC registers (two per variable: seen, first value) that remember a variable read by a
+#: template without a premise took a second value; and the label printed when it does.
+MOVED_REGISTER = 28_000
+MOVED_LABEL = "moved"
 BOUNDED_NOTE = "work bound reached"
 TRACE_PREVIEW = 12
 
@@ -63,7 +68,7 @@ def check_module_name(task: Task) -> str:
 
 
 def canon_module(task: Task, templates: Sequence[InvariantTemplate] | None = None, constraint: bool = True,
-                 modelled: Sequence[str] = ()) -> str:
+                 modelled: Sequence[str] = (), moving: Sequence[str] = ()) -> str:
     """The templates over the canonical vocabulary, in a module of their own (with the state read
     on the ``modelled`` variables, for the traced states a run reaches)."""
     vocab = task.vocabulary
@@ -78,6 +83,7 @@ def canon_module(task: Task, templates: Sequence[InvariantTemplate] | None = Non
     lines += [f"SysmoPremise_{t.name} ==\n    {t.premise}" for t in templates if t.premise]
     if constraint and task.invariants.constraint:
         lines.append(f"{CONSTRAINT} ==\n    {task.invariants.constraint}")
+    lines += [f"SysmoValue_{v} == {v}" for v in moving]
     if modelled:
         lines.append(f"{TRACED_KEY} == [" + ", ".join(f"{v} |-> {v}" for v in modelled) + "]")
         within = [f"({task.invariants.constraint})" if constraint and task.invariants.constraint else "",
@@ -151,7 +157,7 @@ def work_lines(task: Task, mark: str) -> list[str]:
 
 def check_module(task: Task, mapping: Mapping, mark: str, templates: Sequence[InvariantTemplate] | None = None,
                  constraint: bool = True, extends: Sequence[str] = (), history: Sequence[str] = (),
-                 traced: _Traced | None = None) -> str:
+                 traced: _Traced | None = None, moving: Sequence[str] = ()) -> str:
     reader = _Reader(task, mapping)
     lines = [*history, f"SysmoCanon == INSTANCE {canon_module_name(task)} WITH\n    {mapping.substitutions()}",
              *reader.lines()]
@@ -160,7 +166,7 @@ def check_module(task: Task, mapping: Mapping, mark: str, templates: Sequence[In
                                          else f"SysmoCanon!{t.name}") for t in templates]
     if constraint and task.invariants.constraint:
         lines.append(f"{PREFIX}{CONSTRAINT} == {reader.state_level(CONSTRAINT, _constraint_reads(task))}")
-    lines += work_lines(task, mark) + reach_lines(templates, mark, reader)
+    lines += work_lines(task, mark) + reach_lines(templates, mark, reader) + moved_lines(moving, mark, reader)
     if traced is not None:
         lines += traced.lines(task, mapping, mark, reader)
     return modules.module(check_module_name(task), "\n".join(lines), tuple(extends) or (task.module,))
@@ -206,6 +212,15 @@ class _Reader:
             return f"SysmoCanon!{name}"
         held = "\n        ".join(f"SysmoHeld_{n} == SysmoMapped_{n}" for n in self.built)
         return f"\n    LET {held}\n    IN SysmoCanonAt({', '.join(f'SysmoHeld_{n}' for n in self.built)})!{name}"
+
+    def values(self, names: Sequence[str]) -> tuple[str, list[str]]:
+        """Canonical definitions that are values, each read once per state: a LET that binds the
+        built variables (empty when none is built), and an expression for each name under it."""
+        if not self.built:
+            return "", [f"SysmoCanon!{name}" for name in names]
+        held = "\n        ".join(f"SysmoHeld_{n} == SysmoMapped_{n}" for n in self.built)
+        at = f"SysmoCanonAt({', '.join(f'SysmoHeld_{n}' for n in self.built)})"
+        return f"LET {held}\n    IN ", [f"{at}!{name}" for name in names]
 
     def _function(self, variable: str) -> bool:
         """Only functions are built lazily by TLC (a type TypeOK checks, so other values are left alone)."""
@@ -384,6 +399,26 @@ def reach_lines(templates: Sequence[InvariantTemplate], mark: str, reader: _Read
     return [*premises, f"{PREFIX}{REACH} ==\n    /\\ " + "\n    /\\ ".join(parts), f"ASSUME {resets}"]
 
 
+def moving_variables(task: Task, templates: Sequence[InvariantTemplate]) -> tuple[str, ...]:
+    """The variables the templates without a premise read: such a template says something about
+    a spec only where one of them changes (a conjunction over a log the spec never writes holds
+    on the empty log)."""
+    return tuple(sorted({v for t in templates if not t.premise for v in task.variables_read(t)}))
+
+
+def moved_lines(variables: Sequence[str], mark: str, reader: _Reader) -> list[str]:
+    """An invariant that is always true and prints, the first time one of the variables reads
+    in an explored state otherwise than in the first, that it moved (once: a register remembers
+    it)."""
+    if not variables:
+        return []
+    bind, values = reader.values([f"SysmoValue_{v}" for v in variables])
+    parts = [f'SysmoWork!Moved({MOVED_REGISTER + 2 * k}, {value}, <<"{mark}", "{MOVED_LABEL}", "{v}">>)'
+             for k, (v, value) in enumerate(zip(variables, values))]
+    return [f"{PREFIX}{MOVED} ==\n    {bind}/\\ " + "\n       /\\ ".join(parts),
+            f"ASSUME SysmoWork!ForgetAll({MOVED_REGISTER}, {MOVED_REGISTER + 2 * len(variables)})"]
+
+
 @dataclass
 class TemplateOutcome:
     name: str
@@ -436,6 +471,9 @@ class _Checker:
         #: Templates whose premise held in a state some run explored (None: premises not tracked,
         #: as for templates an evaluator restated in the spec's own names).
         self.reached: set[str] | None = None
+        #: The variables read by templates without a premise that took a second value in some
+        #: explored state (None: not tracked).
+        self.moved: set[str] | None = None
         #: The traced states asked for (None: not asked, see ``_Traced``), and those reached.
         self.traced: set[int] | None = None
         self.traced_reached: set[int] = set()
@@ -456,6 +494,9 @@ class _Checker:
         # first, so that a template's violation does not leave its own state unmarked.
         if any(t.premise for t in templates):
             config = config.with_section("INVARIANT", [PREFIX + REACH], first=True)
+        moving = moving_variables(task, templates)
+        if moving:
+            config = config.with_section("INVARIANT", [PREFIX + MOVED], first=True)
         readings = [v.canonical for v in mapping.variables]
         traced = None
         if task.invariants.reach and readings:
@@ -470,11 +511,12 @@ class _Checker:
             config = config.with_section("INVARIANT", [PREFIX + SAMPLED_LABEL.capitalize()], first=True)
         checker = cls(ctx, {
             f"{canon_module_name(task)}.tla": canon_module(task, templates, modelled.constraint,
-                                                           readings if traced is not None else ()),
+                                                           readings if traced is not None else (), moving),
             f"{check_module_name(task)}.tla": check_module(task, mapping, work_mark(ctx), templates, modelled.constraint,
-                                                           ctx.mapping_extends(), history, traced),
+                                                           ctx.mapping_extends(), history, traced, moving),
         }, config)
         checker.reached = set()
+        checker.moved = set()
         if traced is not None:
             checker.traced = set()
             checker.names = names
@@ -506,6 +548,8 @@ class _Checker:
         marks = _work.marked(run.result, self.mark)
         if self.reached is not None:
             self.reached |= {v[2] for v in marks if isinstance(v, tuple) and len(v) == 3 and v[1] == PREMISE_LABEL}
+        if self.moved is not None:
+            self.moved |= {v[2] for v in marks if isinstance(v, tuple) and len(v) == 3 and v[1] == MOVED_LABEL}
         if self.traced is not None:
             for value in marks:
                 if isinstance(value, tuple) and len(value) == 3 and value[1] == WITHIN_LABEL and isinstance(value[2], frozenset):
@@ -686,21 +730,32 @@ def _liveness(checker: _Checker, templates: list[InvariantTemplate], together: b
     return outcomes
 
 
-def _vacuous(outcomes: list[TemplateOutcome], templates: Sequence[InvariantTemplate],
-             reached: set[str] | None) -> list[TemplateOutcome]:
+def _vacuous(outcomes: list[TemplateOutcome], task: Task, templates: Sequence[InvariantTemplate],
+             checker: _Checker) -> list[TemplateOutcome]:
     """A template that holds only because its premise never held (no thread ever spins, no
-    leader is ever elected) says nothing about the spec: it does not count as held."""
-    if reached is None:
+    leader is ever elected), or one without a premise whose variables all keep their first value
+    in every explored state (an order over a log the spec never writes), says nothing about the
+    spec: it does not count as held."""
+    if checker.reached is None:
         return outcomes
-    premises = {t.name: t.premise for t in templates if t.premise}
+    by_name = {t.name: t for t in templates}
     checked = []
     for outcome in outcomes:
-        premise = premises.get(outcome.name)
-        if outcome.status == "passed" and premise and outcome.name not in reached:
-            one_line = " ".join(premise.split())
+        template = by_name.get(outcome.name)
+        if outcome.status != "passed" or template is None:
+            pass
+        elif template.premise and outcome.name not in checker.reached:
+            one_line = " ".join(template.premise.split())
             outcome = dataclasses.replace(outcome, status="failed", reason=(
                 f"{outcome.name} {VACUOUS_NOTE}: its premise ({one_line}) holds in no explored state "
                 f"({outcome.states} distinct); a template counts only where it says something"))
+        elif not template.premise and checker.moved is not None:
+            reads = sorted(task.variables_read(template))
+            if reads and not checker.moved & set(reads):
+                outcome = dataclasses.replace(outcome, status="failed", reason=(
+                    f"{outcome.name} {VACUOUS_NOTE}: it reads {', '.join(reads)}, which keep{'s' if len(reads) == 1 else ''} "
+                    f"one value in every explored state ({outcome.states} distinct); a template counts only "
+                    "where it says something"))
         checked.append(outcome)
     return checked
 
@@ -839,7 +894,7 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
     else:
         return no_mapping("invariants", candidate.mapping_problem)
     try:
-        outcomes += _vacuous(_settled(checker, templates), templates, checker.reached)
+        outcomes += _vacuous(_settled(checker, templates), ctx.task, templates, checker)
     except _Unparsable as exc:
         return _does_not_fit(str(exc), info)
     outcomes = _order(ctx.task, outcomes)
