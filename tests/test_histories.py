@@ -193,7 +193,7 @@ def test_a_coarser_spec_gets_a_composite_and_its_correct_version_ranks_above_its
     ``proposal`` and ``currentVote``: its mapping cannot represent every traced state.  P3
     fails the windows through those states; P4 judges the spec through the mapping anyway,
     scaled by the share of the traced states it can represent that its exploration reaches (the
-    others were charged in P3, once).  A server that decides
+    others were charged in P3, once), and without the template its exploration says nothing of.  A server that decides
     without a quorum behind it breaks the templates that define the election."""
     scores, results = {}, {}
     for bug in (False, True):
@@ -202,7 +202,12 @@ def test_a_coarser_spec_gets_a_composite_and_its_correct_version_ranks_above_its
         assert scores[bug] is not None, {p: r.reason for p, r in results[bug].items()}
     assert scores[False] > scores[True], scores
     correct, broken = results[False]["invariants"], results[True]["invariants"]
-    assert correct.details["templates_score"] == 1.0, correct.reason
+    # Every template holds; the one about out-of-election votes only vacuously: the spec's
+    # exploration never settles a vote outside an election (the reference's does), so it says
+    # nothing there.
+    failed = {t["name"]: t["reason"] for t in correct.details["templates"] if t["status"] != "passed"}
+    assert list(failed) == ["OutOfElectionVotesAreSettled"], correct.reason
+    assert "it reads outofelection, which keeps one value in every explored state" in failed["OutOfElectionVotesAreSettled"]
     assert "scaled by the" in correct.reason and "traced states" in correct.reason
     assert 0.0 < correct.score < 1.0 and broken.score < correct.score
     assert {"QuorumVoteValidity", "LeaderHasQuorum"} <= set(broken.details["defining_broken"]), broken.reason
