@@ -12,6 +12,7 @@ from pytest_sysmobench.mapping import load_mapping
 from pytest_sysmobench.sources import Candidate, MutantSource, ReferenceSource, ReplaySource, identity_mapping
 from pytest_sysmobench.phases.invariants import canon_module, check_module
 from pytest_sysmobench.session import Scorer
+from pytest_sysmobench.tla.messages import Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK = load_task(ROOT / "tasks" / "spin")
@@ -308,6 +309,25 @@ def test_a_template_without_a_premise_counts_only_where_a_variable_it_reads_chan
     assert "vacuously" not in outcomes["IndicesFollowCounters"]["reason"], outcomes["IndicesFollowCounters"]
     assert outcomes["IndicesFollowCounters"]["status"] == "passed"
     assert result.status is Status.FAILED and result.score < 1.0
+
+
+def test_a_variable_whose_value_changes_kind_is_seen_to_move_without_stopping_tlc(scorer: Scorer,
+                                                                                  tmp_path: Path) -> None:
+    """TLC cannot compare ``"none"`` with a record: the register that remembers a variable's first
+    value holds its text, so a spec whose variable changes kind still runs, and moves."""
+    from pytest_sysmobench.phases import _work
+
+    work = "Kinds_SysmoP4Work"
+    files = {f"{work}.tla": _work.bound_module(work),
+             "Kinds.tla": "---- MODULE Kinds ----\nEXTENDS Naturals\nVARIABLE x\n"
+                          f"W == INSTANCE {work}\nASSUME W!ForgetAll(28000, 28002)\n"
+                          'Init == x = "none"\nNext == x\' = [a |-> 1]\n'
+                          'Moved == W!Moved(28000, x, <<"kinds", "moved", "x">>)\n====\n',
+             "Kinds.cfg": "INIT Init\nNEXT Next\nINVARIANT Moved\n"}
+    run = scorer.toolchain().tlc(tmp_path / "kinds", files, "Kinds", ["-config", "Kinds.cfg", "-deadlock"],
+                                 timeout_s=60)
+    assert run.result.verdict is Verdict.OK, run.result.summary()
+    assert _work.marked(run.result, "kinds") == [("kinds", "moved", "x")]
 
 
 def test_a_premise_that_does_not_parse_is_the_tasks_error_named_by_its_field(scorer: Scorer) -> None:

@@ -49,7 +49,9 @@ def module_files(spec_module: str, phase: str) -> dict[str, str]:
 def bound_module(name: str) -> str:
     """A module of its own (Naturals and TLC), reached through a named instance, so that none
     of its names can meet the spec's.  Besides the count, registers that remember a state was
-    seen (P4's premises) are kept through it, for the same reason."""
+    seen (P4's premises) are kept through it, for the same reason; a variable's values are
+    compared there as text (TLC stops on ``"none" = [a |-> 1]``, and a spec may change the kind
+    of a variable's value from one state to the next)."""
     body = f"""Reset == TLCSet({REGISTER}, 0)
 Within(generated, mark) ==
     /\\ TLCSet({REGISTER}, TLCGet({REGISTER}) + 1)
@@ -64,8 +66,8 @@ Forget(register) == TLCSet(register, 0)
 ForgetAll(first, last) == \\A register \\in first..last : TLCSet(register, 0)
 EmptyAll(first, last) == \\A register \\in first..last : TLCSet(register, {{}})
 Moved(register, value, what) ==
-    IF TLCGet(register) = 0 THEN TLCSet(register, 1) /\\ TLCSet(register + 1, value)
-    ELSE TLCGet(register) = 2 \\/ TLCGet(register + 1) = value \\/ (TLCSet(register, 2) /\\ PrintT(what))
+    IF TLCGet(register) = 0 THEN TLCSet(register, 1) /\\ TLCSet(register + 1, ToString(value))
+    ELSE TLCGet(register) = 2 \\/ TLCGet(register + 1) = ToString(value) \\/ (TLCSet(register, 2) /\\ PrintT(what))
 SeenFor(register, who, what) == who \\notin TLCGet(register) /\\ TLCSet(register, TLCGet(register) \\cup {{who}}) /\\ PrintT(what)"""
     return modules.module(name, body, ("Naturals", "TLC"))
 
