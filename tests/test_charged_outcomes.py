@@ -281,6 +281,50 @@ def test_a_spec_that_allows_any_next_state_is_decided_by_work_not_seconds(tmp_pa
     assert full["invariants"].status is Status.FAILED and "MutualExclusion violated" in full["invariants"].reason
 
 
+#: Spin's reference with a clock that never stops (an unbounded state space) and no fairness:
+#: every liveness template fails in the first states, and exploring the rest takes as long as
+#: the work bound allows.
+COUNTING_WITHOUT_FAIRNESS = r"""---- MODULE Spin ----
+EXTENDS Naturals, FiniteSets, TLC
+CONSTANT Threads
+VARIABLES lock, pc, callType, n
+vars == <<lock, pc, callType, n>>
+Init == lock = FALSE /\ pc = [t \in Threads |-> "idle"] /\ callType = [t \in Threads |-> "none"] /\ n = 0
+Lock(t) == pc[t] = "idle" /\ pc' = [pc EXCEPT ![t] = "spin"] /\ callType' = [callType EXCEPT ![t] = "lock"]
+           /\ UNCHANGED <<lock, n>>
+Acquire(t) == pc[t] = "spin" /\ ~lock /\ lock' = TRUE /\ pc' = [pc EXCEPT ![t] = "cs"] /\ UNCHANGED <<callType, n>>
+TryLock(t) == pc[t] = "idle" /\ ~lock /\ lock' = TRUE /\ pc' = [pc EXCEPT ![t] = "cs"]
+              /\ callType' = [callType EXCEPT ![t] = "try"] /\ UNCHANGED n
+TryLockFail(t) == pc[t] = "idle" /\ lock /\ UNCHANGED vars
+Unlock(t) == pc[t] = "cs" /\ lock' = FALSE /\ pc' = [pc EXCEPT ![t] = "idle"]
+             /\ callType' = [callType EXCEPT ![t] = "none"] /\ UNCHANGED n
+Tick == n' = n + 1 /\ UNCHANGED <<lock, pc, callType>>
+Next == Tick \/ \E t \in Threads : Lock(t) \/ Acquire(t) \/ TryLock(t) \/ TryLockFail(t) \/ Unlock(t)
+Spec == Init /\ [][Next]_vars
+====
+"""
+
+
+@pytest.mark.slow
+def test_safety_is_not_taken_as_held_from_a_run_seconds_stopped_at_a_liveness_violation(
+        scorer: Scorer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """P4's run of every template together, stopped by its safety net with states left, still
+    finds the liveness violation in the part it explored (TLC checks liveness after a stop).  The
+    safety templates were checked only as far as the machine got in those seconds: they are
+    settled on their own, and a run of theirs that seconds stop is charged as such, never held."""
+    monkeypatch.setattr(invariants, "BEYOND_TRACES", False)
+    slow = dataclasses.replace(TASK.invariants, budget_s=2.0, generated=10**9)  # seconds come first
+    task = dataclasses.replace(TASK, invariants=slow)
+    results = _score(scorer, _replay(tmp_path, COUNTING_WITHOUT_FAIRNESS, REFERENCE_CFG, MAPPING), task)
+    _spec_charged(results)
+    templates = {t["name"]: t for t in results["invariants"].details["templates"]}
+    safety = [t for t in templates.values() if t["kind"] == "safety"]
+    assert safety and all(t["status"] == "failed" for t in safety), safety
+    assert all("charged to the spec" in t["reason"] and "violated" not in t["reason"] for t in safety), safety
+    assert "violated" in templates["EventualRelease"]["reason"]
+    assert results["invariants"].score == 0.0
+
+
 DEGRADATIONS = st.sampled_from(["drop the mapping", "a variable the spec lacks", "an action the spec lacks",
                                 "a list where a map belongs", "the correct mapping"])
 

@@ -652,8 +652,8 @@ def _settled(checker: _Checker, templates: list[InvariantTemplate]) -> list[Temp
     """Every template in one run, one exploration of the state space: when it ends with no
     violation all of them hold.  A safety violation names its template, which is recorded and
     removed before the next such run; a liveness violation ends the exploration with no safety
-    template violated (TLC checks them on every state first), so those hold and only liveness
-    is settled further, one template at a time.  Anything else is settled the long way (safety
+    template violated (TLC checks them on every state first), so those hold, when the run
+    explored all it was to explore, and only liveness is settled further, one template at a time.  Anything else is settled the long way (safety
     together, then liveness), which names the culprits."""
     safety = [t for t in templates if t.kind == "safety"]
     liveness = [t for t in templates if t.kind == "liveness"]
@@ -670,12 +670,20 @@ def _settled(checker: _Checker, templates: list[InvariantTemplate]) -> list[Temp
             continue
         if result.verdict is Verdict.OK:
             return outcomes + [_verdict_outcome(checker, t, result, violated=False) for t in safety + liveness]
-        if result.verdict is Verdict.LIVENESS_VIOLATION:
+        if result.verdict is Verdict.LIVENESS_VIOLATION and _explored(checker, result):
             held = dataclasses.replace(result, verdict=Verdict.OK, trace=[])
             outcomes += [_verdict_outcome(checker, t, held, violated=False) for t in safety]
             return outcomes + _liveness(checker, liveness, together=False)
         break
     return outcomes + _safety(checker, safety) + _liveness(checker, liveness)
+
+
+def _explored(checker: _Checker, result: TlcResult) -> bool:
+    """Whether a run explored all it was to explore: every state's successors, or as far as the
+    work bound.  A run the safety net stopped in seconds still checks liveness on the graph it
+    explored (TLC does, after a stop); a violation found there is real, but the safety templates
+    were checked only as far as that machine got in those seconds, which decides nothing."""
+    return not result.states_left or _work.bound_reached(result, checker.mark)
 
 
 def _named_violation(result: TlcResult, remaining: list[InvariantTemplate]) -> InvariantTemplate | None:
