@@ -28,6 +28,7 @@ spec.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping as TMapping, Sequence
 
@@ -107,10 +108,10 @@ def pre_states(corpus: Corpus, lost: frozenset[str], cap: int = 0) -> list[TMapp
     first (the cheapest to judge; the order is fixed by the states' content, the same choice on
     every machine)."""
     by_action: dict[str, dict[str, TMapping[str, Any]]] = {}
-    literal: dict[int, str] = {}  # a trace's states recur as windows' pre- and post-states
+    literal = _Literals()
     for trace in corpus.traces:
         for window in trace.windows():
-            key = literal.get(id(window.pre)) or literal.setdefault(id(window.pre), record_literal(window.pre))
+            key = literal(window.pre)
             if key not in lost:
                 by_action.setdefault(window.action, {}).setdefault(key, window.pre)
     everything: dict[str, TMapping[str, Any]] = {}
@@ -138,12 +139,33 @@ def own_moving_windows(corpus: Corpus, lost: frozenset[str], actions: Sequence[s
     """Per action, its distinct windows that change the state, from states the spec can
     represent; at most ``OWN_WINDOWS`` each, smallest first (the same on every machine)."""
     chosen: dict[str, dict[str, Window]] = {a: {} for a in actions}
+    literal = _Literals()
     for trace in corpus.traces:
         for window in trace.windows():
-            pre = record_literal(window.pre)
-            if window.action in chosen and window.pre != window.post and pre not in lost:
+            if window.action not in chosen or window.pre == window.post:
+                continue
+            pre = literal(window.pre)
+            if pre not in lost:
                 chosen[window.action].setdefault(pre + repr(window.args), window)
     return [own[k] for _, own in sorted(chosen.items()) for k in sorted(own, key=_stable)[:OWN_WINDOWS]]
+
+
+class _Literals:
+    """A traced state's TLA+ record, written once per distinct state: the traces repeat few
+    states many times, and writing one is the costly part of choosing them.  A state's JSON text
+    (keys sorted) is as exact a key as the record itself: trace values are JSON values."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, str] = {}
+        self._by_text: dict[str, str] = {}
+
+    def __call__(self, state: TMapping[str, Any]) -> str:
+        known = self._by_id.get(id(state))
+        if known is None:
+            text = json.dumps(state, sort_keys=True)
+            known = self._by_text.get(text) or self._by_text.setdefault(text, record_literal(state))
+            self._by_id[id(state)] = known
+        return known
 
 
 def _stable(key: str) -> tuple[int, str]:
