@@ -11,6 +11,7 @@ from ..tasks import Task
 from ..tla.cfg import Config
 from ..tla.messages import TlcResult
 from ..tla.toolchain import TlcRun, Toolchain
+from ..traces import Corpus, load_corpus
 
 if TYPE_CHECKING:
     from ..evaluator import Evaluator, EvaluatorError
@@ -62,6 +63,18 @@ class CellContext:
     @property
     def cfg_file(self) -> str:
         return f"{self.module}.cfg"
+
+    def corpus(self) -> Corpus:
+        """The task's traces, read and validated once per session while their files stay as they
+        are: every phase of every cell of the task reads them (P2 up to three times)."""
+        directory = (self.traces_dir / self.task.name).resolve()
+        files = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(directory.glob("*.ndjson"))) \
+            if directory.is_dir() else ()
+        key = f"corpus:{directory}:{files}:{id(self.task)}"
+        known = self.toolchain.memo.get(key)
+        if not (isinstance(known, tuple) and known[0] is self.task):  # the task kept: an id is reused once freed
+            known = self.toolchain.memo[key] = (self.task, load_corpus(directory, self.task))
+        return known[1]
 
     def spec_files(self) -> dict[str, str]:
         """The spec as files: the root module and the other modules of a multi-file spec."""

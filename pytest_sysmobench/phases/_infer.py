@@ -25,7 +25,7 @@ from ..tla import modules
 from ..tla.cfg import ASSERTION_KEYWORDS, EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215
 from ..tla.messages import Verdict
 from ..tla.values import ValueParseError, parse_value
-from ..traces import Corpus, load_corpus
+from ..traces import Corpus
 from . import _work
 from ._context import CellContext
 
@@ -47,7 +47,7 @@ def given_or_inferred(ctx: CellContext) -> tuple[Mapping | None, dict[str, Any]]
         return ctx.candidate.mapping, {}
     if (ctx.candidate.mapping_problem or "").startswith(INVALID_MAPPING):
         return None, {}  # a mapping was submitted: its failure is the submission's, not ours to mend
-    corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
+    corpus = ctx.corpus()
     if corpus.errors:
         return None, {}
     inferred = infer_mapping(ctx, corpus)

@@ -48,7 +48,7 @@ from ..tla.values import record_literal, tla_literal, value_differences
 from ..scoring import Cause, PhaseResult, Status
 from ..tla.cfg import Config
 from ..tla.messages import UNFINISHED, Verdict
-from ..traces import Corpus, Trace, Window, load_corpus
+from ..traces import Corpus, Trace, Window
 from . import _work
 from ._codec import (BUDGET_S, CheckModule, Codec, MappingProblem, call_definition, check_module, conj, mapping_fault,
                      marked_ids, prepare_codec, run_check, tla_tuple)
@@ -401,7 +401,7 @@ def _check_traces(ctx: CellContext, codec: Codec, config: Config, traces: Sequen
 
 
 def _prepare(ctx: CellContext) -> tuple[Corpus | None, Codec | None, Config | None, PhaseResult | None]:
-    corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
+    corpus = ctx.corpus()
     if not corpus.traces and not corpus.errors:
         return None, None, None, PhaseResult("conformance", Status.SKIPPED, None, f"skipped: no traces for task {ctx.task.name}",
                                              cause=Cause.NO_TRACES)

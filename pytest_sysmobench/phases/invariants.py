@@ -36,7 +36,7 @@ from ..tla.grammar import spec_parts
 from ..tla.cfg import EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215, Config
 from ..tla.messages import UNFINISHED, TlcResult, Verdict
 from ..tla.values import ValueParseError, format_value, parse_value, record_literal
-from ..traces import Corpus, load_corpus
+from ..traces import Corpus
 from . import _work
 from ._beyond import BEYOND_TRACES, beyond_traces
 from ._codec import MappingProblem, prepare_codec
@@ -500,7 +500,7 @@ class _Checker:
         readings = [v.canonical for v in mapping.variables]
         traced = None
         if task.invariants.reach and readings:
-            corpus = load_corpus(ctx.traces_dir / task.name, task)
+            corpus = ctx.corpus()
             names = traced_names(config, mapping, corpus.constants)
             whole = not mapping.unmodelled and BEYOND_TRACES
             traced = _Traced.of(corpus, readings, names, _unrepresentable(ctx, mapping, corpus), whole) \
@@ -823,7 +823,7 @@ def _mapping_problem(ctx: CellContext, mapping: Mapping) -> str | None:
     traced states (``_reach_scaled``)."""
     if not mapping.needs_check:
         return None
-    corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
+    corpus = ctx.corpus()
     if not corpus.traces:
         return None
     try:

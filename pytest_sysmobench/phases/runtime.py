@@ -27,7 +27,7 @@ from ..tla import modules
 from ..tla.values import record_literal
 from ..tla.cfg import EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215, Config
 from ..tla.messages import UNFINISHED, TlcResult, Verdict
-from ..traces import Corpus, load_corpus
+from ..traces import Corpus
 from . import _work
 from ._codec import MappingProblem, check_module, conj, prepare_codec, tla_tuple, work_files
 from ._context import CellContext
@@ -220,7 +220,7 @@ def _along_traces(ctx: CellContext, mapping: Mapping | None) -> tuple[TlcResult 
     (a commit right after an election).  Returns the run, and why there is none or it failed."""
     if mapping is None:
         return None, "no mapping to read the traces with"
-    corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
+    corpus = ctx.corpus()
     next_ = ctx.next_action()
     if not corpus.traces or next_ is None:
         return None, "no traces" if not corpus.traces else "the spec's next-state action is not named in its cfg"
@@ -304,7 +304,7 @@ def _misread(ctx: CellContext, mapping: Mapping | None, cov: TMapping[str, Any],
 
 def _system_moves(ctx: CellContext) -> tuple[Corpus, set[str]]:
     """The traces, and the target actions the system takes by changing the state."""
-    corpus = load_corpus(ctx.traces_dir / ctx.task.name, ctx.task)
+    corpus = ctx.corpus()
     return corpus, {w.action for t in corpus.traces for w in t.windows() if w.pre != w.post}
 
 
