@@ -282,6 +282,13 @@ class InvariantSettings:
     #: them too.  "" for a task whose P4 configuration does not reach the traced states (fewer
     #: servers than the traces ran), where nothing is asked.
     reach: str = ""
+    #: Seeded random behaviours beside the BFS, for bugs deeper than its work bound reaches:
+    #: ``simulations`` seeds, each ``traces`` behaviours of up to ``depth`` steps, checked
+    #: against the safety templates the BFS found holding, only when the BFS stopped at its
+    #: work bound (0 seeds: none).  The same behaviours on every machine.
+    simulations: int = 1
+    traces: int = 50
+    depth: int = 100
 
 
 @dataclass(frozen=True)
@@ -670,7 +677,10 @@ def load_task(directory: str | os.PathLike[str]) -> Task:
                                      generated=int(invariants.number("generated", INVARIANTS_GENERATED,
                                                                      limit=100_000_000)),
                                      constraint=invariants.str("constraint", "").strip(),
-                                     reach=_reach(invariants)),
+                                     reach=_reach(invariants),
+                                     simulations=int(invariants.number("simulations", 1, limit=100)),
+                                     traces=int(invariants.number("traces", 50, limit=100_000)),
+                                     depth=int(invariants.number("depth", 100, limit=100_000))),
         conformance=_conformance(conformance),
         harness=_harness(directory, root.sub("harness")) if root.data.get("harness") else None,
         fix_module_name=root.flag("fix_module_name", False),

@@ -325,6 +325,56 @@ def test_safety_is_not_taken_as_held_from_a_run_seconds_stopped_at_a_liveness_vi
     assert results["invariants"].score == 0.0
 
 
+#: Spin's reference beside two clocks that never stop: a BFS level holds every split of the
+#: ticks so far, so P4's work bound stops it some forty steps deep.  ``{bug}`` goes in Acquire.
+TWO_CLOCKS = r"""---- MODULE Spin ----
+EXTENDS Naturals, FiniteSets, TLC
+CONSTANT Threads
+VARIABLES lock, pc, callType, n, m
+vars == <<lock, pc, callType, n, m>>
+Init == lock = FALSE /\ pc = [t \in Threads |-> "idle"] /\ callType = [t \in Threads |-> "none"] /\ n = 0 /\ m = 0
+Lock(t) == pc[t] = "idle" /\ pc' = [pc EXCEPT ![t] = "spin"] /\ callType' = [callType EXCEPT ![t] = "lock"]
+           /\ UNCHANGED <<lock, n, m>>
+Acquire(t) == pc[t] = "spin" /\ (~lock{bug}) /\ lock' = TRUE /\ pc' = [pc EXCEPT ![t] = "cs"] /\ UNCHANGED <<callType, n, m>>
+TryLock(t) == pc[t] = "idle" /\ ~lock /\ lock' = TRUE /\ pc' = [pc EXCEPT ![t] = "cs"]
+              /\ callType' = [callType EXCEPT ![t] = "try"] /\ UNCHANGED <<n, m>>
+TryLockFail(t) == pc[t] = "idle" /\ lock /\ UNCHANGED vars
+Unlock(t) == pc[t] = "cs" /\ lock' = FALSE /\ pc' = [pc EXCEPT ![t] = "idle"]
+             /\ callType' = [callType EXCEPT ![t] = "none"] /\ UNCHANGED <<n, m>>
+Tick == n' = n + 1 /\ UNCHANGED <<lock, pc, callType, m>>
+Tock == m' = m + 1 /\ UNCHANGED <<lock, pc, callType, n>>
+Next == Tick \/ Tock \/ \E t \in Threads : Lock(t) \/ Acquire(t) \/ TryLock(t) \/ TryLockFail(t) \/ Unlock(t)
+Spec == Init /\ [][Next]_vars /\ \A t \in Threads : WF_vars(Acquire(t)) /\ WF_vars(Unlock(t))
+====
+"""
+
+
+@pytest.mark.slow
+def test_a_bug_deeper_than_the_work_bound_lets_the_bfs_go_is_found_by_seeded_behaviours(
+        scorer: Scorer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two threads in the critical section once 200 ticks have passed: far beyond the ~40 levels
+    P4's BFS explores within a work bound of 100,000 generated states, so the BFS alone keeps
+    MutualExclusion and the bug ties with its correct twin.  One seed of ten behaviours of up
+    to 2,000 steps finds it; the correct twin keeps every template either way."""
+    monkeypatch.setattr(invariants, "BEYOND_TRACES", False)
+
+    def p4(spec: str, simulations: int, name: str) -> PhaseResult:
+        settings = dataclasses.replace(TASK.invariants, generated=100_000, simulations=simulations, traces=10, depth=2000)
+        task = dataclasses.replace(TASK, invariants=settings)
+        cell = scorer.cell(task, ReplaySource(_replay(tmp_path / name, spec, REFERENCE_CFG, MAPPING)), traces_dir=TRACES)
+        return cell.result("invariants")
+
+    deep, correct = TWO_CLOCKS.replace("{bug}", r" \/ n + m >= 200"), TWO_CLOCKS.replace("{bug}", "")
+    shallow = p4(deep, 0, "bfs-only")
+    assert "MutualExclusion" not in shallow.reason and "work bound reached" in str(shallow.details), shallow.reason
+    found = p4(deep, 1, "deep")
+    mutex = next(t for t in found.details["templates"] if t["name"] == "MutualExclusion")
+    assert mutex["status"] == "failed" and "in a seeded random behaviour (seed 1 of 1" in mutex["reason"], mutex
+    twin = p4(correct, 1, "correct")
+    assert twin.score == 1.0, twin.reason
+    assert found.score < shallow.score <= twin.score
+
+
 DEGRADATIONS = st.sampled_from(["drop the mapping", "a variable the spec lacks", "an action the spec lacks",
                                 "a list where a map belongs", "the correct mapping"])
 

@@ -465,6 +465,9 @@ class _Checker:
         self.ctx = ctx
         self.task = ctx.task
         self.files = {**ctx.spec_files(), **work_files(ctx), **check_files}
+        #: Without the work bound: a simulation's behaviours bound its work (and TLC's registers,
+        #: which count the work, are the main thread's, not a simulation worker's).
+        self.unbounded = config
         self.config = config.with_section("CONSTRAINT", [PREFIX + WORK_BOUND], first=True)
         self.mark = work_mark(ctx)
         self._stops: dict[int, tuple[TlcResult, str]] = {}
@@ -482,6 +485,8 @@ class _Checker:
         self.names: dict[str, Any] | None = None
         self.sampled: dict[str, Any] | None = None
         self.corpus: Corpus | None = None
+        #: Whether some run stopped at the work bound: the BFS did not explore everything.
+        self.bounded = False
 
     @classmethod
     def mapped(cls, ctx: CellContext, mapping: Mapping, config: Config, modelled: _Modelled) -> _Checker:
@@ -559,11 +564,29 @@ class _Checker:
                 elif self.sampled is not None and isinstance(value, tuple) and len(value) == 3 \
                         and value[1] == SAMPLED_LABEL:
                     self.sampled.setdefault(format_value(value[2]), value[2])
+        self.bounded = self.bounded or _work.bound_reached(run.result, self.mark)
         if run.result.verdict is Verdict.INCOMPLETE and _work.bound_reached(run.result, self.mark):
             # The work bound ended it: a verdict on the explored part, as a finished run is.
             note = f"{BOUNDED_NOTE} ({run.result.states_generated} generated, {run.result.distinct_states} distinct)"
             return dataclasses.replace(run.result, verdict=Verdict.OK, warnings=[*run.result.warnings, note])
         return run.result
+
+    def simulate(self, seed: int, names: list[str]) -> TlcResult:
+        """Seeded random behaviours checked against the safety templates ``names`` (the marks,
+        which speak of the BFS's exploration, are left out; the task's constraint stays)."""
+        settings = self.task.invariants
+        module = check_module_name(self.task)
+        cfg_name = f"{module}.cfg"
+        config, _ = self.unbounded.without({"INVARIANT"})
+        config = config.with_section("INVARIANT", [PREFIX + n for n in names])
+        return self.ctx.tlc(
+            self.ctx.job_dir("invariants", f"simulate-{seed}-{len(names)}"),
+            {**self.files, cfg_name: config.render()},
+            module,
+            ["-config", cfg_name, "-workers", "1", "-deadlock", "-simulate", f"num={settings.traces}",
+             "-depth", str(settings.depth), "-seed", str(seed)],
+            settings.budget_s,
+        ).result
 
     def stopped(self, result: TlcResult) -> str:
         """Why a run that only seconds or the spec itself ended is charged to the spec (once a run)."""
@@ -684,6 +707,31 @@ def _explored(checker: _Checker, result: TlcResult) -> bool:
     explored (TLC does, after a stop); a violation found there is real, but the safety templates
     were checked only as far as that machine got in those seconds, which decides nothing."""
     return not result.states_left or _work.bound_reached(result, checker.mark)
+
+
+def _deeper(checker: _Checker, templates: Sequence[InvariantTemplate], outcomes: list[TemplateOutcome]) -> list[TemplateOutcome]:
+    """Where the BFS stopped at its work bound, seeded random behaviours go deeper (as TLC users
+    hunt deep bugs in large specs): a safety template the explored part kept but one of them
+    breaks is violated.  Only a violation they name changes a verdict; any other end of theirs
+    (an error, the work bound, seconds) leaves the BFS's verdicts as they are."""
+    settings = checker.task.invariants
+    if not settings.simulations or not checker.bounded:
+        return outcomes
+    by_name = {o.name: o for o in outcomes}
+    held = [t for t in templates if t.kind == "safety" and t.name in by_name and by_name[t.name].status == "passed"]
+    for seed in range(1, settings.simulations + 1):
+        while held:
+            result = checker.simulate(seed, [t.name for t in held])
+            hit = _named_violation(result, held)
+            if hit is None:
+                break
+            by_name[hit.name] = TemplateOutcome(
+                hit.name, hit.kind, "failed",
+                f"{hit.name} violated beyond the part the work bound let the BFS explore, in a seeded random "
+                f"behaviour (seed {seed} of {settings.simulations}, {settings.traces} behaviours of up to "
+                f"{settings.depth} steps): {result.summary()}", by_name[hit.name].states, _trace_preview(result))
+            held.remove(hit)
+    return [by_name[o.name] for o in outcomes]
 
 
 def _named_violation(result: TlcResult, remaining: list[InvariantTemplate]) -> InvariantTemplate | None:
@@ -902,7 +950,7 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
     else:
         return no_mapping("invariants", candidate.mapping_problem)
     try:
-        outcomes += _vacuous(_settled(checker, templates), ctx.task, templates, checker)
+        outcomes += _vacuous(_deeper(checker, templates, _settled(checker, templates)), ctx.task, templates, checker)
     except _Unparsable as exc:
         return _does_not_fit(str(exc), info)
     outcomes = _order(ctx.task, outcomes)
