@@ -675,9 +675,10 @@ def _settled(checker: _Checker, templates: list[InvariantTemplate]) -> list[Temp
     """Every template in one run, one exploration of the state space: when it ends with no
     violation all of them hold.  A safety violation names its template, which is recorded and
     removed before the next such run; a liveness violation ends the exploration with no safety
-    template violated (TLC checks them on every state first), so those hold, when the run
-    explored all it was to explore, and only liveness is settled further, one template at a time.  Anything else is settled the long way (safety
-    together, then liveness), which names the culprits."""
+    template violated (TLC checks them on every state first), so those hold when the run
+    explored all it was to explore, and only liveness is settled further, one template at a
+    time.  Anything else is settled the long way (safety together, then liveness), which names
+    the culprits."""
     safety = [t for t in templates if t.kind == "safety"]
     liveness = [t for t in templates if t.kind == "liveness"]
     outcomes: list[TemplateOutcome] = []
