@@ -68,8 +68,8 @@ class CellContext:
         """The task's traces, read and validated once per session while their files stay as they
         are: every phase of every cell of the task reads them (P2 up to three times)."""
         directory = (self.traces_dir / self.task.name).resolve()
-        files = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(directory.glob("*.ndjson"))) \
-            if directory.is_dir() else ()
+        stats = [(p.name, p.stat()) for p in sorted(directory.glob("*.ndjson"))] if directory.is_dir() else []
+        files = tuple((name, st.st_size, st.st_mtime_ns) for name, st in stats)
         key = f"corpus:{directory}:{files}:{id(self.task)}"
         known = self.toolchain.memo.get(key)
         if not (isinstance(known, tuple) and known[0] is self.task):  # the task kept: an id is reused once freed
