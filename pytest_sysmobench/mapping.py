@@ -119,8 +119,18 @@ class ActionCall:
     action: str
     args: tuple[str, ...] | None = None  # None: the canonical parameters, in order
     exists: tuple[tuple[str, str], ...] = ()
+    #: A step that changes nothing, taken where this condition (over the spec's state and the
+    #: canonical parameters) holds: a failed non-blocking call in a spec whose threads wait instead.
+    stutter: str | None = None
+
+    @property
+    def operator(self) -> str | None:
+        """The spec operator the call takes (none for a stutter)."""
+        return None if self.stutter is not None else self.action
 
     def describe(self) -> str:
+        if self.stutter is not None:
+            return f"a step that changes nothing where {self.stutter}"
         call = self.action + (f"({', '.join(self.args)})" if self.args else "")
         bound = ", ".join(f"{n} \\in {s}" for n, s in self.exists)
         return f"\\E {bound} : {call}" if bound else call
@@ -135,6 +145,10 @@ class ActionMap:
     calls: tuple[ActionCall, ...]
     before: int = 0
     after: int = 0
+
+    def operators(self) -> set[str]:
+        """The spec operators that stand for the canonical action."""
+        return {c.operator for c in self.calls if c.operator is not None}
 
     def describe(self) -> str:
         text = " \\/ ".join(c.describe() for c in self.calls)
@@ -158,6 +172,9 @@ class Mapping:
     #: P3: spec constants outside the canonical vocabulary, as expressions over the canonical
     #: constants, so they follow each trace's values (``NumProcs: Cardinality(Threads)``).
     spec_constants: tuple[tuple[str, str], ...] = ()
+    #: Canonical actions the spec does not have, though it may define an operator of the same
+    #: name (its own ``TryRead`` a blocking request): no operator is taken for them.
+    absent: tuple[str, ...] = ()
 
     def substitutions(self, given: TMapping[str, str] | None = None, every: bool = False) -> str:
         """The WITH clause of an INSTANCE of the canonical module inside the spec.  An unmodelled
@@ -176,6 +193,7 @@ class Mapping:
             return "identity mapping (the spec uses the canonical names)"
         parts = [f"{n} <- {e}" for n, e in self.constants] + [v.describe() for v in self.variables]
         parts += [f"{name} unmodelled" for name in self.unmodelled]
+        parts += [f"{name} absent" for name in self.absent]
         parts += [s.describe() for s in self.state]
         parts += [a.describe() for a in self.actions if a.calls != (ActionCall(a.canonical),)]
         return "; ".join(parts)
@@ -184,6 +202,10 @@ class Mapping:
         return tuple(v for v in self.variables if v.history)
 
     def action(self, canonical: str) -> ActionMap:
+        """How the spec takes a canonical action: as mapped, by its operator of the same name
+        when not mapped, and by no operator when declared absent (no calls)."""
+        if canonical in self.absent:
+            return ActionMap(canonical, ())
         found = next((a for a in self.actions if a.canonical == canonical), None)
         return found or ActionMap(canonical, (ActionCall(canonical),))
 
@@ -304,10 +326,13 @@ def _spec_state(var: str, raw: Any, where: str) -> SpecState:
     return SpecState(var, among=_expression(fields["in"], f"{where}.in"))
 
 
-def _call(raw: Any, where: str, params: tuple[str, ...]) -> ActionCall:
+def _call(raw: Any, where: str, params: tuple[str, ...], stutter: bool = True) -> ActionCall:
     if isinstance(raw, str):
         return ActionCall(_identifier(raw, where))
     fields = _mapping_of(raw, where)
+    if "stutter" in fields and stutter:
+        _unknown(fields, {"stutter"}, where)
+        return ActionCall("", stutter=_expression(fields["stutter"], f"{where}.stutter"))
     _unknown(fields, {"action", "args", "exists"}, where)
     action = _identifier(fields.get("action"), f"{where}.action")
     args_raw = fields.get("args")
@@ -373,7 +398,7 @@ def load_mapping(path: Path, task: Task) -> Mapping:
 
 
 _TOP_LEVEL = {"version", "constants", "spec_constants", "variables", "actions", "state", "internal", "auxiliary",
-              "unmodelled"}
+              "unmodelled", "absent"}
 #: What an unmodelled canonical variable stands for in the generated modules.
 UNMODELLED = "sysmo: unmodelled"
 
@@ -415,6 +440,7 @@ def mapping_from_data(data: Any, task: Task, path: str) -> Mapping:
             raise MappingError(f"{where} actions.{name} is not a canonical action of task {task.name}")
         actions.append(_action(str(name), raw, f"{where} actions.{name}", params[name],
                                task.conformance.max_internal_steps))
+    absent = _absent(fields.get("absent"), where, params, {a.canonical for a in actions})
     state = [_spec_state(str(n), r, f"{where} state.{n}")
              for n, r in _mapping_of(fields.get("state"), f"{where} state").items()]
     for name, values in _mapping_of(fields.get("auxiliary"), f"{where} auxiliary").items():
@@ -424,13 +450,29 @@ def mapping_from_data(data: Any, task: Task, path: str) -> Mapping:
     internal_raw = fields.get("internal") or []
     if not isinstance(internal_raw, list):
         raise MappingError(f"{where} internal must be a list of spec actions")
-    internal = tuple(_call(item, f"{where} internal[{k}]", ()) for k, item in enumerate(internal_raw))
+    internal = tuple(_call(item, f"{where} internal[{k}]", (), stutter=False) for k, item in enumerate(internal_raw))
     if any(a.before or a.after for a in actions) and not internal:
         raise MappingError(f"{where} an action allows internal steps but 'internal' names no spec action for them")
     spec_constants = tuple((_identifier(n, f"{where} spec_constants"), _expression(e, f"{where} spec_constants.{n}"))
                            for n, e in _mapping_of(fields.get("spec_constants"), f"{where} spec_constants").items())
     return Mapping(constants, variables, tuple(actions), identity=False, source=path, state=tuple(state),
-                   internal=internal, version=int(version), unmodelled=unmodelled, spec_constants=spec_constants)
+                   internal=internal, version=int(version), unmodelled=unmodelled, spec_constants=spec_constants,
+                   absent=absent)
+
+
+def _absent(raw: Any, where: str, params: TMapping[str, tuple[str, ...]], mapped: set[str]) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise MappingError(f"{where} absent: expected a list of canonical actions the spec does not have")
+    names = []
+    for k, name in enumerate(raw):
+        if not isinstance(name, str) or name not in params:
+            raise MappingError(f"{where} absent[{k}]: {name!r:.80} is not a canonical action")
+        if name in mapped:
+            raise MappingError(f"{where} absent[{k}]: {name} is also mapped under actions")
+        names.append(str(name))
+    return tuple(dict.fromkeys(names))
 
 
 def _unmodelled(raw: Any, where: str, canonical_vars: set[str], mapped: set[str]) -> tuple[str, ...]:

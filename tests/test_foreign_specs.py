@@ -336,6 +336,9 @@ def test_yaml_aliases_are_refused_before_they_expand(tmp_path: Path) -> None:
     ("variables: {locked: lock, pc: pc}\nunmodelled: [pc]", "unmodelled[0]: pc is also mapped"),
     ("variables: {locked: lock, pc: pc}\nunmodelled: request", "unmodelled: expected a list"),
     ("variables: {locked: lock, pc: pc}\nunmodelled: [{request: 1}]", "unmodelled[0]: {'request': 1} is not a canonical"),
+    ("absent: TryLock", "absent: expected a list of canonical actions"),
+    ("absent: [TryLock, Spin]", "absent[1]: 'Spin' is not a canonical action"),
+    ("absent: [TryLock]\nactions: {TryLock: Try}", "absent[0]: TryLock is also mapped under actions"),
 ])
 def test_mapping_errors_name_the_file_and_the_field(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "mapping.yaml"

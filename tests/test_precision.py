@@ -172,6 +172,38 @@ def test_p2_does_not_take_a_spec_operator_for_the_canonical_action_of_the_same_n
     assert runtime.score < 1.0 and "TryLock" in runtime.reason
 
 
+def test_a_mapping_declares_a_canonical_action_absent_though_the_spec_has_an_operator_of_its_name(
+        scorer: Scorer, tmp_path: Path) -> None:
+    """The spec's own ``TryLock`` is a blocking request: ``absent: [TryLock]`` says the spec has
+    no canonical TryLock, with no made-up operator name.  Left unsaid, the spec's operator would
+    stand for the canonical action."""
+    text = EXACT_SPIN.replace("TryLock(t) ==", "Attempt(t) ==").replace(
+        "Unlock(t) ==", "TryLock(t) == pc[t] = \"idle\" /\\ pc' = [pc EXCEPT ![t] = \"spinning\"] /\\ "
+                        "UNCHANGED <<locked, request>>\nUnlock(t) ==").replace(
+        "\\/ TryLock(t) \\/", "\\/ Attempt(t) \\/ TryLock(t) \\/")
+    variables = "variables: {locked: {var: locked}, pc: {var: pc}, request: {var: request}}\n"
+
+    def mapped(folder: str, mapping: str) -> ReplaySource:
+        source = _spin(tmp_path / folder, text)
+        (tmp_path / folder / "spin" / "mapping.yaml").write_text(variables + mapping)
+        return source
+
+    cell = scorer.cell(SPIN, mapped("absent", "absent: [TryLock]\n"))
+    runtime, conformance = cell.result("runtime"), cell.result("conformance")
+    assert runtime.details["not_in_spec"] == ["TryLock"], runtime.reason
+    assert "TryLock" in runtime.reason and runtime.score < 1.0
+    took = conformance.details["actions"]["TryLock"]
+    assert took["passed"] == 0 and "its mapping declares it absent" in took["error"], took
+    # The spec's own TryLock (idle to spinning, request unchanged) is a step of no action the
+    # system never takes.
+    assert conformance.details["precision"]["other_steps"]["precise"] < 32, conformance.details
+    assert "TryLock absent" in conformance.details["mapping"]
+    taken = scorer.cell(SPIN, mapped("named", "")).result("runtime")
+    assert "TryLock" not in taken.details["not_in_spec"], taken.reason
+    both = scorer.cell(SPIN, mapped("both", "absent: [TryLock]\nactions: {TryLock: Attempt}\n")).result("conformance")
+    assert both.score == 0.0 and "absent[0]: TryLock is also mapped under actions" in both.reason, both.reason
+
+
 def test_a_wrong_action_mapping_never_pays_against_leaving_the_action_out(scorer: Scorer, tmp_path: Path) -> None:
     """A lock service without its give-up: mapped honestly (the action left out) or to the
     spec's unlock, which fires but never moves where the real clients gave up.  P2 reads the
@@ -202,6 +234,33 @@ def test_a_ring_whose_calls_may_fail_when_they_need_not_loses_p3(scorer: Scorer,
     result = scorer.cell(RING, source).result("conformance")
     assert result.status is Status.FAILED and result.details["failure_class"] == "extra_steps", result.reason
     assert {"PushFull", "PopEmpty"} == {a for a, d in result.details["actions"].items() if d["score"] < 1}
+
+
+@pytest.mark.parametrize(("full", "empty", "p3"), [
+    ("sent < N /\\ Full", "recv < N /\\ Empty", 1.0),   # exactly where the real calls fail
+    ("sent < N", "recv < N /\\ Empty", 0.75),            # a push that may fail on a ring with room
+])
+def test_a_spec_whose_threads_wait_maps_a_failed_call_to_a_stutter(scorer: Scorer, tmp_path: Path, full: str,
+                                                                  empty: str, p3: float) -> None:
+    """The ring without its failing calls (its threads would wait instead): ``stutter`` maps
+    PushFull and PopEmpty to steps that change nothing where a condition holds.  The windows
+    take them, and the extra-step check holds the condition to the system's."""
+    source = _reference_with(tmp_path, "ringbuffer", ("Next == Push \\/ PushFull \\/ Pop \\/ PopEmpty", "Next == Push \\/ Pop"))
+    mapping = tmp_path / "ringbuffer" / "mapping.yaml"
+    text = mapping.read_text()
+    assert text.count("  PushFull: PushFull\n") == 1 and text.count("  PopEmpty: PopEmpty\n") == 1
+    mapping.write_text(text.replace("  PushFull: PushFull\n", f"  PushFull: {{stutter: '{full}'}}\n")
+                       .replace("  PopEmpty: PopEmpty\n", f"  PopEmpty: {{stutter: '{empty}'}}\n"))
+    cell = scorer.cell(RING, source)
+    result = cell.result("conformance")
+    actions = result.details["actions"]
+    assert actions["PushFull"]["passed"] == actions["PushFull"]["windows"] > 0, actions["PushFull"]
+    assert actions["PopEmpty"]["passed"] == actions["PopEmpty"]["windows"] > 0, actions["PopEmpty"]
+    assert result.score == pytest.approx(p3), result.reason
+    if p3 < 1:
+        assert actions["PushFull"]["score"] == 0 and result.details["failure_class"] == "extra_steps", result.reason
+    runtime = cell.result("runtime")
+    assert runtime.details["not_in_spec"] == [] and runtime.score == 1.0, runtime.reason
 
 
 def test_a_step_beyond_the_references_declared_bounds_is_not_counted(scorer: Scorer, tmp_path: Path) -> None:

@@ -89,7 +89,7 @@ class Codec:
     def uses_canon(self) -> bool:
         m = self.mapping
         return bool(m.state or m.filters() or m.internal
-                    or any(c.args is not None or c.exists for a in m.actions for c in a.calls))
+                    or any(c.args is not None or c.exists or c.stutter is not None for a in m.actions for c in a.calls))
 
     def record(self, state: TMapping[str, Any]) -> str:
         # A state is written for the window before it, the window after it and its whole trace,
@@ -186,17 +186,31 @@ class Codec:
         return [v for v in self.spec_variables if v not in covered]
 
 
-def call_definition(name: str, call: ActionCall, params: Sequence[str]) -> str:
+def call_definition(name: str, call: ActionCall, params: Sequence[str], spec_variables: Sequence[str] = ()) -> str:
     """A mapped step as an operator of the window's canonical state and the canonical action's
     parameters.  The parameters and the names ``exists`` binds get names of the benchmark's
-    own (``m`` becomes ``sysmo_p_m``): a spec may define ``m``, or a PlusCal label ``c``."""
+    own (``m`` becomes ``sysmo_p_m``): a spec may define ``m``, or a PlusCal label ``c``.  A
+    stutter leaves ``spec_variables`` as they are."""
     own = {p: f"sysmo_p_{p}" for p in params} | {b: f"sysmo_b_{b}" for b, _ in call.exists}
     args = [rename_references(a, own) for a in call.args] if call.args is not None else [own[p] for p in params]
     body = call.action + (f"({', '.join(args)})" if args else "")
+    if call.stutter is not None:
+        body = f"({rename_references(call.stutter, own)}) /\\ UNCHANGED <<{', '.join(spec_variables)}>>"
     for bound, values in reversed(call.exists):
         body = f"\\E {own[bound]} \\in ({rename_references(values, own)}) :\n    {body}"
     head = f"{name}({', '.join([CANON, *(own[p] for p in params)])})"
     return f"{head} ==\n{indented(body)}"
+
+
+def mapped_step(steps: Sequence[str], stutters: Sequence[str], spec_next: bool) -> str:
+    """An action's mapped step: a step of one of its operators, which must be a step of the
+    spec's next-state action too when it has one, or a stutter its mapping allows."""
+    taken = " \\/ ".join(steps)
+    if taken and spec_next:
+        taken = f"({taken}) /\\ SysmoSpecNext"
+    if not stutters:
+        return taken or "FALSE"
+    return " \\/ ".join(([f"({taken})"] if taken else []) + [f"({s})" for s in stutters])
 
 
 def arguments_definition(name: str, call: ActionCall, params: Sequence[str]) -> str:
@@ -278,10 +292,6 @@ class CheckModule:
     mark: str
 
 
-def work_module_name(ctx: CellContext) -> str:
-    return _work.module_name(ctx.module, "conformance")
-
-
 def work_files(ctx: CellContext) -> dict[str, str]:
     """The module a check module's work bound lives in."""
     return _work.module_files(ctx.module, "conformance")
@@ -301,7 +311,7 @@ def check_module(ctx: CellContext, name: str, body: str, codec: Codec | None = N
         body = "\n".join([*values, body])
     generated = ctx.task.conformance.generated if generated is None else generated
     mark = ctx.toolchain.cache.mark(name, body, ctx.spec_files(), generated)
-    bound = (f"\n{_work.instance_lines(work_module_name(ctx))}\n"
+    bound = (f"\n{_work.instance_lines(_work.module_name(ctx.module, 'conformance'))}\n"
              f'SysmoWorkBound == SysmoWork!Within({generated}, "{mark}")')
     needed = ("TLC", "Naturals", "FiniteSets") if ORDERED_NAME in body else ("TLC",)
     extends = ctx.mapping_extends(*needed) if spec else ("Naturals", "FiniteSets", "Sequences", "TLC")

@@ -117,7 +117,10 @@ class CellContext:
         targets = self.task.target_actions or tuple(a.name for a in self.task.vocabulary.actions)
         missing = {}
         for action in targets:
-            undefined = [call.action for call in mapping.action(action).calls if call.action not in units]
+            if action in mapping.absent:
+                missing[action] = "its mapping declares it absent"
+                continue
+            undefined = sorted(mapping.action(action).operators() - units)
             if undefined:
                 missing[action] = f"no operator {', '.join(undefined)} in it"
         return missing

@@ -44,7 +44,7 @@ from ..tla.values import format_value, record_literal, tla_literal, value_differ
 from ..traces import Corpus, Window
 from . import _work
 from ._codec import (BUDGET_S, Codec, CheckModule, arguments_definition, call_definition, check_module, conj,
-                     constant_literal, mapping_fault, prepare_codec, tla_tuple, work_files, work_module_name)
+                     constant_literal, mapping_fault, mapped_step, prepare_codec, tla_tuple, work_files)
 from ._context import CellContext
 
 #: The name steps of no mapped action are reported under.
@@ -108,11 +108,11 @@ def pre_states(corpus: Corpus, lost: frozenset[str], cap: int = 0) -> list[TMapp
     first (the cheapest to judge; the order is fixed by the states' content, the same choice on
     every machine)."""
     by_action: dict[str, dict[str, TMapping[str, Any]]] = {}
-    literal = _Literals()
+    keys = _StateKeys(lost)
     for trace in corpus.traces:
         for window in trace.windows():
-            key = literal(window.pre)
-            if key not in lost:
+            key = keys(window.pre)
+            if key is not None:
                 by_action.setdefault(window.action, {}).setdefault(key, window.pre)
     everything: dict[str, TMapping[str, Any]] = {}
     for states in by_action.values():
@@ -139,33 +139,37 @@ def own_moving_windows(corpus: Corpus, lost: frozenset[str], actions: Sequence[s
     """Per action, its distinct windows that change the state, from states the spec can
     represent; at most ``OWN_WINDOWS`` each, smallest first (the same on every machine)."""
     chosen: dict[str, dict[str, Window]] = {a: {} for a in actions}
-    literal = _Literals()
+    keys = _StateKeys(lost)
     for trace in corpus.traces:
         for window in trace.windows():
             if window.action not in chosen or window.pre == window.post:
                 continue
-            pre = literal(window.pre)
-            if pre not in lost:
+            pre = keys(window.pre)
+            if pre is not None:
                 chosen[window.action].setdefault(pre + repr(window.args), window)
     return [own[k] for _, own in sorted(chosen.items()) for k in sorted(own, key=_stable)[:OWN_WINDOWS]]
 
 
-class _Literals:
-    """A traced state's TLA+ record, written once per distinct state: the traces repeat few
-    states many times, and writing one is the costly part of choosing them.  A state's JSON text
-    (keys sorted) is as exact a key as the record itself: trace values are JSON values."""
+class _StateKeys:
+    """A traced state's key: its JSON text (keys sorted), exact for JSON trace values and far
+    cheaper than its TLA+ record, which is written only to ask whether the mapping lost the
+    state (``lost`` holds records) and only when it lost any.  The traces repeat few states
+    many times: each is keyed once."""
 
-    def __init__(self) -> None:
-        self._by_id: dict[int, str] = {}
-        self._by_text: dict[str, str] = {}
+    def __init__(self, lost: frozenset[str]) -> None:
+        self._lost = lost
+        self._by_id: dict[int, tuple[TMapping[str, Any], str | None]] = {}
+        self._by_text: dict[str, str | None] = {}
 
-    def __call__(self, state: TMapping[str, Any]) -> str:
+    def __call__(self, state: TMapping[str, Any]) -> str | None:
+        """The state's key, or None where the spec cannot represent it."""
         known = self._by_id.get(id(state))
-        if known is None:
+        if known is None or known[0] is not state:
             text = json.dumps(state, sort_keys=True)
-            known = self._by_text.get(text) or self._by_text.setdefault(text, record_literal(state))
-            self._by_id[id(state)] = known
-        return known
+            if text not in self._by_text:
+                self._by_text[text] = None if self._lost and record_literal(state) in self._lost else text
+            known = self._by_id[id(state)] = (state, self._by_text[text])
+        return known[1]
 
 
 def _stable(key: str) -> tuple[int, str]:
@@ -196,23 +200,24 @@ def _instances(task: Task, constants: TMapping[str, Any], numbered: Sequence[tup
     return " \\cup ".join(sets) if sets else "{}"
 
 
-def _step(codec: Codec, action: str, params: Sequence[str], number: int, canon: str, prefix: str) -> tuple[list[str], str]:
+def _step(codec: Codec, action: str, params: Sequence[str], number: int, canon: str, prefix: str,
+          spec_next: bool = False) -> tuple[list[str], str]:
     """The mapped step of instance ``sysmo_x`` of an action (its definitions, its formula)."""
     args = [f"sysmo_x[2][{j}]" for j in range(1, len(params) + 1)]
     defs: list[str] = []
-    steps = []
+    steps, stutters = [], []
     for c, call in enumerate(codec.mapping.action(action).calls):
-        if call.args is None and not call.exists:
+        if call.args is None and not call.exists and call.stutter is None:
             steps.append(call.action + (f"({', '.join(args)})" if args else ""))
         else:
             name = f"{prefix}Step_{number}_{c}"
-            defs.append(call_definition(name, call, params))
-            steps.append(f"{name}({', '.join([canon, *args])})")
-    return defs, " \\/ ".join(steps)
+            defs.append(call_definition(name, call, params, codec.spec_variables))
+            (steps if call.stutter is None else stutters).append(f"{name}({', '.join([canon, *args])})")
+    return defs, mapped_step(steps, stutters, spec_next)
 
 
 def _operators(mapping: Mapping, action: str) -> set[str]:
-    return {call.action for call in mapping.action(action).calls}
+    return mapping.action(action).operators()
 
 
 def _signature(codec: Codec, action: str, params: Sequence[str], number: int) -> tuple[list[str], str]:
@@ -220,9 +225,10 @@ def _signature(codec: Codec, action: str, params: Sequence[str], number: int) ->
     of its mapped calls, each an operator and its arguments.  Two instances with the same
     signature are one step to the spec (``TryLock: Try`` and ``TryLockFail: Try``; a message whose
     ends the spec's packets do not name), so a step of one may be the other's.  An action with
-    an existential call is its own (``<<action, args>>``): its calls' arguments are not values."""
+    an existential call is its own (``<<action, args>>``): its calls' arguments are not values;
+    so is one with a stutter, which no other action's step can be."""
     calls = codec.mapping.action(action).calls
-    if any(call.exists for call in calls):
+    if any(call.exists or call.stutter is not None for call in calls):
         return [], f'{{<<"{action}", sysmo_x[2]>>}}'
     defs: list[str] = []
     items = []
@@ -364,7 +370,7 @@ def check_precision(ctx: CellContext, codec: Codec, config: Config, corpus: Corp
     vocabulary = [a.name for a in task.vocabulary.actions]
     # Every action of the vocabulary the spec has is judged: the steps of one the task does not
     # score (raftkvs's Crash) count with the steps of no action.
-    mapped = [a for a in vocabulary if _operators(codec.mapping, a) <= defined]
+    mapped = [a for a in vocabulary if a not in codec.mapping.absent and _operators(codec.mapping, a) <= defined]
     undeclared = sorted({p for a in task.vocabulary.actions if a.name in mapped for p in a.params
                          if not task.vocabulary.domain(p)})
     if undeclared:
@@ -533,7 +539,7 @@ def _module_body(ctx: CellContext, codec: Codec, corpus: Corpus, reference: _Ref
 VARIABLES sysmo_w, sysmo_rep, sysmo_phase, sysmo_i, sysmo_main, sysmo_k, {ref_vars}
 SysmoR == INSTANCE {reference.view} WITH
     {substitutions}
-SysmoMarks == INSTANCE {work_module_name(ctx)}
+SysmoMarks == INSTANCE {_work.module_name(ctx.module, "conformance")}
 SysmoPre == {tla_tuple([codec.record(s) for s in states])}
 SysmoRPre == {tla_tuple([reference.codec.record(s) for s in states])}
 SysmoCanon == {tla_tuple([codec.canonical(s) for s in states])}
@@ -597,10 +603,9 @@ def _steps(codec: Codec, params: TMapping[str, Sequence[str]], plan: _Plan, cano
     longest = 1
     transparent = parts.transparent if parts is not None else frozenset()
     for k, action in plan.numbered:
-        sdefs, step = _step(codec, action, params[action], k, canon, "Sysmo")
+        sdefs, step = _step(codec, action, params[action], k, canon, "Sysmo",
+                            have_next and not _operators(codec.mapping, action) <= transparent)
         defs += sdefs
-        if have_next and not _operators(codec.mapping, action) <= transparent:
-            step = f"({step}) /\\ SysmoSpecNext"
         amap = codec.mapping.action(action)
         limit = amap.before + 1 + amap.after
         longest = max(longest, limit)
@@ -797,7 +802,7 @@ def moving(ctx: CellContext, codec: Codec, config: Config, corpus: Corpus, actio
     before = _reading_record(modelled, {v: f"{canon}.{v}" for v in modelled})
     body = "\n".join(defs) + f"""
 VARIABLES sysmo_w, sysmo_i
-SysmoMarks == INSTANCE {work_module_name(ctx)}
+SysmoMarks == INSTANCE {_work.module_name(ctx.module, "conformance")}
 SysmoPre == {tla_tuple([codec.record(s) for s in states])}
 SysmoCanon == {tla_tuple([codec.canonical(s) for s in states])}
 {listed}

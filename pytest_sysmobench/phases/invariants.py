@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Mapping as TMapping, Sequence
+from typing import Any, Callable, Mapping as TMapping, Sequence
 
 from ..cache import digest
 from ..evaluator import EvaluatorError, Translation
@@ -35,6 +35,7 @@ from ..tla import modules
 from ..tla.grammar import spec_parts
 from ..tla.cfg import EXPLORATION_KEYWORDS, UNSUPPORTED_IN_215, Config
 from ..tla.messages import UNFINISHED, TlcResult, Verdict
+from ..tla.toolchain import TlcRun
 from ..tla.values import ValueParseError, format_value, parse_value, record_literal
 from ..traces import Corpus
 from . import _work
@@ -146,12 +147,8 @@ def _every_variable(task: Task) -> tuple[str, ...]:
     return tuple(v.name for v in task.vocabulary.variables) if task.invariants.reach else ()
 
 
-def work_module_name(task: Task) -> str:
-    return _work.module_name(task.module, "invariants")
-
-
 def work_lines(task: Task, mark: str) -> list[str]:
-    return [_work.instance_lines(work_module_name(task)),
+    return [_work.instance_lines(_work.module_name(task.module, "invariants")),
             f'{PREFIX}{WORK_BOUND} == SysmoWork!Within({task.invariants.generated}, "{mark}")']
 
 
@@ -208,10 +205,8 @@ class _Reader:
 
     def value_level(self, name: str) -> str:
         """A canonical definition that is a value, not a predicate, read once per state."""
-        if not self.built:
-            return f"SysmoCanon!{name}"
-        held = "\n        ".join(f"SysmoHeld_{n} == SysmoMapped_{n}" for n in self.built)
-        return f"\n    LET {held}\n    IN SysmoCanonAt({', '.join(f'SysmoHeld_{n}' for n in self.built)})!{name}"
+        let, (read,) = self.values([name])
+        return f"\n    {let}{read}" if let else read
 
     def values(self, names: Sequence[str]) -> tuple[str, list[str]]:
         """Canonical definitions that are values, each read once per state: a LET that binds the
@@ -531,22 +526,12 @@ class _Checker:
         return checker
 
     def run(self, job: str, keyword: str, names: list[str], also: Sequence[tuple[str, list[str]]] = ()) -> TlcResult:
-        module = check_module_name(self.task)
-        cfg_name = f"{module}.cfg"
         config = self.config
         for section, listed in ((keyword, names), *also):
             config = config.with_section(section, [PREFIX + n for n in listed])
-        budget = self.task.invariants.budget_s
-        run = self.ctx.tlc(
-            self.ctx.job_dir("invariants", job),
-            {**self.files, cfg_name: config.render()},
-            module,
-            # Liveness checked once, on the whole explored graph: TLC's periodic checks run by the
-            # clock, which would make the states explored depend on the machine's speed.
-            ["-config", cfg_name, "-workers", "1", "-deadlock", "-lncheck", "final"],
-            budget,
-            work_bound=lambda result: _work.bound_reached(result, self.mark),
-        )
+        # Liveness checked once, on the whole explored graph: TLC's periodic checks run by the
+        # clock, which would make the states explored depend on the machine's speed.
+        run = self._tlc(job, config, ["-lncheck", "final"], lambda result: _work.bound_reached(result, self.mark))
         if run.result.verdict is Verdict.PARSE_ERROR:
             # The spec passed SANY on its own: what does not parse is the mapping in it.
             raise _Unparsable(f"the mapped templates do not parse against the spec: {run.result.summary()}")
@@ -575,18 +560,18 @@ class _Checker:
         """Seeded random behaviours checked against the safety templates ``names`` (the marks,
         which speak of the BFS's exploration, are left out; the task's constraint stays)."""
         settings = self.task.invariants
-        module = check_module_name(self.task)
-        cfg_name = f"{module}.cfg"
         config, _ = self.unbounded.without({"INVARIANT"})
         config = config.with_section("INVARIANT", [PREFIX + n for n in names])
-        return self.ctx.tlc(
-            self.ctx.job_dir("invariants", f"simulate-{seed}-{len(names)}"),
-            {**self.files, cfg_name: config.render()},
-            module,
-            ["-config", cfg_name, "-workers", "1", "-deadlock", "-simulate", f"num={settings.traces}",
-             "-depth", str(settings.depth), "-seed", str(seed)],
-            settings.budget_s,
-        ).result
+        return self._tlc(f"simulate-{seed}-{len(names)}", config,
+                         ["-simulate", f"num={settings.traces}", "-depth", str(settings.depth), "-seed", str(seed)]).result
+
+    def _tlc(self, job: str, config: Config, args: list[str],
+             work_bound: Callable[[TlcResult], bool] | None = None) -> TlcRun:
+        module = check_module_name(self.task)
+        cfg_name = f"{module}.cfg"
+        return self.ctx.tlc(self.ctx.job_dir("invariants", job), {**self.files, cfg_name: config.render()}, module,
+                            ["-config", cfg_name, "-workers", "1", "-deadlock", *args], self.task.invariants.budget_s,
+                            work_bound=work_bound)
 
     def stopped(self, result: TlcResult) -> str:
         """Why a run that only seconds or the spec itself ended is charged to the spec (once a run)."""

@@ -46,10 +46,6 @@ def bound_module_name(ctx: CellContext) -> str:
     return f"{ctx.module}_SysmoBound"
 
 
-def work_module_name(ctx: CellContext) -> str:
-    return _work.module_name(ctx.module, "runtime")
-
-
 def bfs_mark(ctx: CellContext) -> str:
     return ctx.toolchain.cache.mark("runtime-bfs", ctx.spec_files(), ctx.task.runtime)
 
@@ -62,7 +58,7 @@ def run_modules(ctx: CellContext) -> dict[str, str]:
     within = modules.module(bound_module_name(ctx), 'Within(depth, states) ==\n'
                             '    TLCGet("level") <= depth /\\ TLCGet("distinct") <= states', ("Naturals", "TLC"))
     run = modules.module(run_module_name(ctx), f"SysmoLevels == INSTANCE {bound_module_name(ctx)}\n"
-                         f"{_work.instance_lines(work_module_name(ctx))}\n"
+                         f"{_work.instance_lines(_work.module_name(ctx.module, 'runtime'))}\n"
                          f"{BOUND} ==\n    /\\ SysmoWork!Within({settings.bfs_generated}, \"{bfs_mark(ctx)}\")\n"
                          f"    /\\ SysmoLevels!Within({settings.bfs_depth}, {settings.bfs_states})", (ctx.module,))
     return {f"{bound_module_name(ctx)}.tla": within, **_work.module_files(ctx.module, "runtime"),
@@ -259,7 +255,7 @@ def _inert(ctx: CellContext, mapping: Mapping | None, bfs: TlcResult, cov: TMapp
     corpus, moving_in_system = _system_moves(ctx)
     missing = ctx.missing_actions(mapping)
     suspects = {name for name in cov["covered"] if bfs.coverage.get(name) is None or not bfs.coverage[name].distinct}
-    operators = {a: {c.action for c in mapping.action(a).calls} for a in ctx.task.target_actions}
+    operators = {a: mapping.action(a).operators() for a in ctx.task.target_actions}
     asked = [a for a in ctx.task.target_actions
              if a in moving_in_system and a not in missing and operators[a] and operators[a] <= suspects]
     moved = _moved(ctx, mapping, corpus, asked, own_windows=False)
@@ -286,7 +282,7 @@ def _misread(ctx: CellContext, mapping: Mapping | None, cov: TMapping[str, Any],
     if mapping is None or mapping.internal:
         return {}
     missing = ctx.missing_actions(mapping)
-    claimed = {a: {c.action for c in mapping.action(a).calls} for a in ctx.task.target_actions if a not in missing}
+    claimed = {a: mapping.action(a).operators() for a in ctx.task.target_actions if a not in missing}
     # Only an operator that stands for another target action too can be a borrowed one; an
     # operator of its own that steps wrongly is P3's charge alone (one charge per fault).
     shared = {a for a, ops in claimed.items() if any(ops & other for b, other in claimed.items() if b != a)}

@@ -33,6 +33,7 @@ TLA+ identities that Python cannot express, kept simple on purpose:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping, Set
@@ -529,7 +530,9 @@ class Shared:
         return [f"{name} == {text}" for name, text in self._texts.items() if name in needed]
 
 
+@functools.lru_cache(maxsize=4096)
 def _field_name(key: str) -> bool:
+    # Asked of every key of every value of every traced state: the keys are few.
     return bool(_FIELD_RE.fullmatch(key)) and key not in RESERVED and not key.startswith(("WF_", "SF_"))
 
 
