@@ -349,6 +349,14 @@ Spec == Init /\ [][Next]_vars /\ \A t \in Threads : WF_vars(Acquire(t)) /\ WF_va
 """
 
 
+def _deep_p4(scorer: Scorer, folder: Path, spec: str, simulations: int) -> PhaseResult:
+    """P4 of a spin spec within a work bound of 100,000 generated states, with ``simulations``
+    seeds of ten behaviours of up to 2,000 steps beyond it."""
+    settings = dataclasses.replace(TASK.invariants, generated=100_000, simulations=simulations, traces=10, depth=2000)
+    task = dataclasses.replace(TASK, invariants=settings)
+    return scorer.cell(task, ReplaySource(_replay(folder, spec, REFERENCE_CFG, MAPPING)), traces_dir=TRACES).result("invariants")
+
+
 @pytest.mark.slow
 def test_a_bug_deeper_than_the_work_bound_lets_the_bfs_go_is_found_by_seeded_behaviours(
         scorer: Scorer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -359,10 +367,7 @@ def test_a_bug_deeper_than_the_work_bound_lets_the_bfs_go_is_found_by_seeded_beh
     monkeypatch.setattr(invariants, "BEYOND_TRACES", False)
 
     def p4(spec: str, simulations: int, name: str) -> PhaseResult:
-        settings = dataclasses.replace(TASK.invariants, generated=100_000, simulations=simulations, traces=10, depth=2000)
-        task = dataclasses.replace(TASK, invariants=settings)
-        cell = scorer.cell(task, ReplaySource(_replay(tmp_path / name, spec, REFERENCE_CFG, MAPPING)), traces_dir=TRACES)
-        return cell.result("invariants")
+        return _deep_p4(scorer, tmp_path / name, spec, simulations)
 
     deep, correct = TWO_CLOCKS.replace("{bug}", r" \/ n + m >= 200"), TWO_CLOCKS.replace("{bug}", "")
     shallow = p4(deep, 0, "bfs-only")
@@ -373,6 +378,32 @@ def test_a_bug_deeper_than_the_work_bound_lets_the_bfs_go_is_found_by_seeded_beh
     twin = p4(correct, 1, "correct")
     assert twin.score == 1.0, twin.reason
     assert found.score < shallow.score <= twin.score
+
+
+@pytest.mark.slow
+def test_a_premise_only_deeper_than_the_work_bound_counts_once_seeded_behaviours_reach_it(
+        scorer: Scorer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Threads call lock() only once 200 ticks have passed: within P4's work bound the BFS never
+    sees a thread spin, so the templates about spinning threads hold only vacuously there,
+    charged to a spec whose only fault is to be slow to get there.  Seeded behaviours reach a
+    spinning thread and keep the templates: they count."""
+    monkeypatch.setattr(invariants, "BEYOND_TRACES", False)
+    gate = ('Lock(t) == pc[t] = "idle" /\\ pc\'', 'Lock(t) == n + m >= 200 /\\ pc[t] = "idle" /\\ pc\'')
+    assert TWO_CLOCKS.count(gate[0]) == 1
+    late = TWO_CLOCKS.replace("{bug}", "").replace(*gate)
+
+    def template(result: PhaseResult, name: str) -> dict:
+        return next(t for t in result.details["templates"] if t["name"] == name)
+
+    shallow = _deep_p4(scorer, tmp_path / "bfs-only", late, 0)
+    spinning = template(shallow, "BlockingVsNonBlockingSemantics")
+    assert spinning["status"] == "failed" and "holds only vacuously" in spinning["reason"], spinning
+    deep = _deep_p4(scorer, tmp_path / "deep", late, 1)
+    spinning = template(deep, "BlockingVsNonBlockingSemantics")
+    assert spinning["status"] == "passed" and "holds in a seeded random behaviour (seed 1 of 1)" in spinning["reason"], spinning
+    # A liveness template is checked by the BFS alone: its premise stays unreached.
+    assert template(deep, "Progress")["status"] == "failed"
+    assert deep.score > shallow.score
 
 
 DEGRADATIONS = st.sampled_from(["drop the mapping", "a variable the spec lacks", "an action the spec lacks",

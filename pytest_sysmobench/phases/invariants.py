@@ -48,6 +48,7 @@ PREFIX = "Sysmo_"
 CONSTRAINT = "SysmoTaskConstraint"
 WORK_BOUND = "SysmoWorkBound"
 REACH = "SysmoReach"
+UNREACHED = "SysmoUnreached"
 #: TLC registers that remember a premise was reached (the work bound's is 977).
 PREMISE_REGISTER = 978
 PREMISE_LABEL = "premise"
@@ -387,6 +388,8 @@ def reach_lines(templates: Sequence[InvariantTemplate], mark: str, reader: _Read
         return []
     premises = [f"{PREFIX}{REACH}_{t.name} == {reader.state_level(f'SysmoPremise_{t.name}', reader.task.reads(f'SysmoPremise == {t.premise}'))}"
                 for t in with_premise]
+    # As invariants, for seeded behaviours beyond the work bound: one that breaks it reaches the premise.
+    premises += [f"{PREFIX}{UNREACHED}_{t.name} == ~{PREFIX}{REACH}_{t.name}" for t in with_premise]
     parts = [f"(SysmoWork!Unseen({PREMISE_REGISTER + k}) /\\ {PREFIX}{REACH}_{t.name}) =>\n"
              f'        SysmoWork!Seen({PREMISE_REGISTER + k}, <<"{mark}", "{PREMISE_LABEL}", "{t.name}">>)'
              for k, t in enumerate(with_premise)]
@@ -556,13 +559,13 @@ class _Checker:
             return dataclasses.replace(run.result, verdict=Verdict.OK, warnings=[*run.result.warnings, note])
         return run.result
 
-    def simulate(self, seed: int, names: list[str]) -> TlcResult:
-        """Seeded random behaviours checked against the safety templates ``names`` (the marks,
-        which speak of the BFS's exploration, are left out; the task's constraint stays)."""
+    def simulate(self, seed: int, names: list[str], job: str = "simulate") -> TlcResult:
+        """Seeded random behaviours checked against the invariants ``names`` (the marks, which
+        speak of the BFS's exploration, are left out; the task's constraint stays)."""
         settings = self.task.invariants
         config, _ = self.unbounded.without({"INVARIANT"})
         config = config.with_section("INVARIANT", [PREFIX + n for n in names])
-        return self._tlc(f"simulate-{seed}-{len(names)}", config,
+        return self._tlc(f"{job}-{seed}-{len(names)}", config,
                          ["-simulate", f"num={settings.traces}", "-depth", str(settings.depth), "-seed", str(seed)]).result
 
     def _tlc(self, job: str, config: Config, args: list[str],
@@ -717,7 +720,34 @@ def _deeper(checker: _Checker, templates: Sequence[InvariantTemplate], outcomes:
                 f"behaviour (seed {seed} of {settings.simulations}, {settings.traces} behaviours of up to "
                 f"{settings.depth} steps): {result.summary()}", by_name[hit.name].states, _trace_preview(result))
             held.remove(hit)
+    _premises_deeper(checker, held, by_name)
     return [by_name[o.name] for o in outcomes]
+
+
+def _premises_deeper(checker: _Checker, held: list[InvariantTemplate], by_name: dict[str, TemplateOutcome]) -> None:
+    """A safety template the seeded behaviours kept, whose premise the BFS did not reach within
+    its work bound but one of the behaviours does, says something about the spec: the bound,
+    not the spec, kept the premise out of the BFS (a finer-grained spec takes more steps to
+    elect a leader).  Each behaviour that reaches a premise breaks its negation, checked as an
+    invariant; the others are left as the BFS found them."""
+    if checker.reached is None:
+        return
+    settings = checker.task.invariants
+    unreached = [t for t in held if t.premise and t.name not in checker.reached]
+    for seed in range(1, settings.simulations + 1):
+        while unreached:
+            result = checker.simulate(seed, [f"{UNREACHED}_{t.name}" for t in unreached], "premises")
+            name = result.violated.removeprefix(f"{PREFIX}{UNREACHED}_") \
+                if result.verdict is Verdict.INVARIANT_VIOLATION and result.violated else None
+            hit = next((t for t in unreached if t.name == name), None)
+            if hit is None:
+                break
+            checker.reached.add(hit.name)
+            outcome = by_name[hit.name]
+            by_name[hit.name] = dataclasses.replace(outcome, reason=(
+                f"{outcome.reason}; its premise, which the BFS did not reach within its work bound, holds in a "
+                f"seeded random behaviour (seed {seed} of {settings.simulations}) that keeps it"))
+            unreached.remove(hit)
 
 
 def _named_violation(result: TlcResult, remaining: list[InvariantTemplate]) -> InvariantTemplate | None:
