@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping as TMapping
+from typing import Any, Iterable, Mapping as TMapping
 
 import yaml
 
@@ -425,7 +425,8 @@ def mapping_from_data(data: Any, task: Task, path: str) -> Mapping:
     for name in variables_raw:
         if name not in canonical_vars:
             raise MappingError(f"{where} variables.{name} is not a canonical variable of task {task.name}")
-    unmodelled = _unmodelled(fields.get("unmodelled"), where, canonical_vars, set(variables_raw))
+    unmodelled = _canonical_names(fields.get("unmodelled"), where, "unmodelled", canonical_vars, set(variables_raw),
+                                  "variable", "the spec does not model", "variables")
     # Left out is unmodelled too; the list says so on purpose (and the board shows both alike).
     unmodelled += tuple(sorted(canonical_vars - set(variables_raw) - set(unmodelled)))
     for name in constants_raw:
@@ -440,7 +441,8 @@ def mapping_from_data(data: Any, task: Task, path: str) -> Mapping:
             raise MappingError(f"{where} actions.{name} is not a canonical action of task {task.name}")
         actions.append(_action(str(name), raw, f"{where} actions.{name}", params[name],
                                task.conformance.max_internal_steps))
-    absent = _absent(fields.get("absent"), where, params, {a.canonical for a in actions})
+    absent = _canonical_names(fields.get("absent"), where, "absent", params, {a.canonical for a in actions},
+                              "action", "the spec does not have", "actions")
     state = [_spec_state(str(n), r, f"{where} state.{n}")
              for n, r in _mapping_of(fields.get("state"), f"{where} state").items()]
     for name, values in _mapping_of(fields.get("auxiliary"), f"{where} auxiliary").items():
@@ -460,31 +462,19 @@ def mapping_from_data(data: Any, task: Task, path: str) -> Mapping:
                    absent=absent)
 
 
-def _absent(raw: Any, where: str, params: TMapping[str, tuple[str, ...]], mapped: set[str]) -> tuple[str, ...]:
+def _canonical_names(raw: Any, where: str, field: str, known: Iterable[str], mapped: set[str], kind: str,
+                     means: str, section: str) -> tuple[str, ...]:
+    """A list of canonical names (``unmodelled`` variables, ``absent`` actions), each one the task
+    has and none also mapped under ``section``."""
     if raw is None:
         return ()
     if not isinstance(raw, list):
-        raise MappingError(f"{where} absent: expected a list of canonical actions the spec does not have")
+        raise MappingError(f"{where} {field}: expected a list of canonical {kind}s {means}")
     names = []
     for k, name in enumerate(raw):
-        if not isinstance(name, str) or name not in params:
-            raise MappingError(f"{where} absent[{k}]: {name!r:.80} is not a canonical action")
+        if not isinstance(name, str) or name not in known:
+            raise MappingError(f"{where} {field}[{k}]: {name!r:.80} is not a canonical {kind}")
         if name in mapped:
-            raise MappingError(f"{where} absent[{k}]: {name} is also mapped under actions")
-        names.append(str(name))
-    return tuple(dict.fromkeys(names))
-
-
-def _unmodelled(raw: Any, where: str, canonical_vars: set[str], mapped: set[str]) -> tuple[str, ...]:
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise MappingError(f"{where} unmodelled: expected a list of canonical variables the spec does not model")
-    names = []
-    for k, name in enumerate(raw):
-        if not isinstance(name, str) or name not in canonical_vars:
-            raise MappingError(f"{where} unmodelled[{k}]: {name!r:.80} is not a canonical variable")
-        if name in mapped:
-            raise MappingError(f"{where} unmodelled[{k}]: {name} is also mapped under variables")
+            raise MappingError(f"{where} {field}[{k}]: {name} is also mapped under {section}")
         names.append(str(name))
     return tuple(dict.fromkeys(names))
