@@ -141,11 +141,15 @@ Answer with one JSON object and nothing else (a version-2 mapping):
  "actions": {{"<canonical action>": "<spec action with the same parameters>"
               or {{"action": "<spec action>", "args": ["<TLA+ expression of the canonical parameters>", ...],
                   "exists": {{"<name>": "<TLA+ set>"}}, "before": 0, "after": 0}}
+              or {{"stutter": "<condition over the spec's variables where it takes the action as a step that changes nothing>"}}
               or [<several of those: the canonical step may be any of them>]}},
- "internal": [{{"action": "<spec action that may take unobserved steps>", "args": [...], "exists": {{...}}}}]}}
+ "internal": [{{"action": "<spec action that may take unobserved steps>", "args": [...], "exists": {{...}}}}],
+ "unmodelled": ["<canonical variable the spec has no counterpart for>"],
+ "absent": ["<canonical action the spec does not have>"]}}
 
 Rules:
-- Give every canonical variable under "variables" and every canonical action under "actions".
+- Give every canonical variable under "variables" (or "unmodelled") and every canonical action
+  under "actions" (or "absent", also when the spec has an operator of that name that is something else).
 - Use "var" when one spec variable holds the canonical variable (with "values" when the spec
   encodes values differently); use "expr" when the canonical value must be computed.
 - Under "state", give each spec variable that is not simply a "var" above as a function of the
@@ -153,8 +157,10 @@ Rules:
   variable with no canonical counterpart may be left out (it starts at its initial value) or
   given candidate values with "in".
 - In "args" and "exists", the canonical action's parameters are bound by their names and the
-  canonical state before the step is `canon`. "before"/"after" (at most 3) allow unobserved spec
-  steps of the "internal" actions around the observed one.
+  canonical state before the step is `canon`. "before"/"after" (at most {task.conformance.max_internal_steps})
+  allow unobserved spec steps of the "internal" actions around the observed one. A call that fails
+  and changes nothing, where the spec's threads wait instead, is a "stutter" with the condition
+  under which it fails.
 - Every expression is a single TLA+ expression in ASCII: no comments, no `==` outside LET ... IN.
 """
 
