@@ -794,9 +794,9 @@ def moving(ctx: CellContext, codec: Codec, config: Config, corpus: Corpus, actio
         defs.append(f"SysmoSpecNext ==\n    {spec_next}")
     arms = []
     for k, action in numbered:
-        sdefs, step = _step(codec, action, params[action], k, canon, "Sysmo")
+        sdefs, step = _step(codec, action, params[action], k, canon, "Sysmo", spec_next is not None)
         defs += sdefs
-        arms.append(f"\\/ sysmo_x[1] = {k} /\\ ({step})" + (" /\\ SysmoSpecNext" if spec_next is not None else ""))
+        arms.append(f"\\/ sysmo_x[1] = {k} /\\ ({step})")
     modelled = [v.canonical for v in codec.mapping.variables]
     readings = {v.canonical: _reading(v, canon) for v in codec.mapping.variables}
     before = _reading_record(modelled, {v: f"{canon}.{v}" for v in modelled})
