@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping as TMapping, Sequence
 
 from ..cache import digest
-from ..mapping import CANON, ActionCall, Mapping
+from ..mapping import CANON, ActionCall, ActionMap, Mapping
 from ..tla import modules
 from ..tla.cfg import Config, Section
 from ..tla.expressions import indented
@@ -202,9 +202,24 @@ def call_definition(name: str, call: ActionCall, params: Sequence[str], spec_var
     return f"{head} ==\n{indented(body)}"
 
 
-def mapped_step(steps: Sequence[str], stutters: Sequence[str], spec_next: bool) -> str:
-    """An action's mapped step: a step of one of its operators, which must be a step of the
-    spec's next-state action too when it has one, or a stutter its mapping allows."""
+def action_step(codec: Codec, action: ActionMap, params: Sequence[str], args: Sequence[str], canon: str,
+                prefix: str, spec_next: bool) -> tuple[list[str], str]:
+    """An action's mapped step from the canonical state ``canon`` with the arguments ``args``
+    (TLA+ terms): the definitions it needs (named ``prefix`` and a number) and its formula."""
+    defs: list[str] = []
+    steps, stutters = [], []
+    for k, call in enumerate(action.calls):
+        if call.args is None and not call.exists and call.stutter is None:
+            steps.append(call.action + (f"({', '.join(args)})" if args else ""))
+        else:
+            defs.append(call_definition(f"{prefix}{k}", call, params, codec.spec_variables))
+            (steps if call.stutter is None else stutters).append(f"{prefix}{k}({', '.join([canon, *args])})")
+    return defs, _mapped_step(steps, stutters, spec_next)
+
+
+def _mapped_step(steps: Sequence[str], stutters: Sequence[str], spec_next: bool) -> str:
+    """A step of one of the action's operators, which must be a step of the spec's next-state
+    action too when it has one, or a stutter its mapping allows."""
     taken = " \\/ ".join(steps)
     if taken and spec_next:
         taken = f"({taken}) /\\ SysmoSpecNext"

@@ -43,8 +43,8 @@ from ..tla.messages import UNFINISHED, Verdict
 from ..tla.values import format_value, record_literal, tla_literal, value_differences
 from ..traces import Corpus, Window
 from . import _work
-from ._codec import (BUDGET_S, Codec, CheckModule, arguments_definition, call_definition, check_module, conj,
-                     constant_literal, mapping_fault, mapped_step, prepare_codec, tla_tuple, work_files)
+from ._codec import (BUDGET_S, Codec, CheckModule, action_step, arguments_definition, check_module, conj,
+                     constant_literal, mapping_fault, prepare_codec, tla_tuple, work_files)
 from ._context import CellContext
 
 #: The name steps of no mapped action are reported under.
@@ -204,16 +204,7 @@ def _step(codec: Codec, action: str, params: Sequence[str], number: int, canon: 
           spec_next: bool = False) -> tuple[list[str], str]:
     """The mapped step of instance ``sysmo_x`` of an action (its definitions, its formula)."""
     args = [f"sysmo_x[2][{j}]" for j in range(1, len(params) + 1)]
-    defs: list[str] = []
-    steps, stutters = [], []
-    for c, call in enumerate(codec.mapping.action(action).calls):
-        if call.args is None and not call.exists and call.stutter is None:
-            steps.append(call.action + (f"({', '.join(args)})" if args else ""))
-        else:
-            name = f"{prefix}Step_{number}_{c}"
-            defs.append(call_definition(name, call, params, codec.spec_variables))
-            (steps if call.stutter is None else stutters).append(f"{name}({', '.join([canon, *args])})")
-    return defs, mapped_step(steps, stutters, spec_next)
+    return action_step(codec, codec.mapping.action(action), params, args, canon, f"{prefix}Step_{number}_", spec_next)
 
 
 def _operators(mapping: Mapping, action: str) -> set[str]:

@@ -50,8 +50,8 @@ from ..tla.cfg import Config
 from ..tla.messages import UNFINISHED, Verdict
 from ..traces import Corpus, Trace, Window
 from . import _work
-from ._codec import (BUDGET_S, CheckModule, Codec, MappingProblem, call_definition, check_module, conj, mapping_fault,
-                     mapped_step, marked_ids, prepare_codec, run_check, tla_tuple)
+from ._codec import (BUDGET_S, CheckModule, Codec, MappingProblem, action_step, check_module, conj, mapping_fault,
+                     marked_ids, prepare_codec, run_check, tla_tuple)
 from ._context import CellContext, evaluator_failure, no_mapping
 from ._infer import given_or_inferred
 from ._precision import OTHER, ActionPrecision, Precision, ReferenceUnfit, check_precision
@@ -98,20 +98,11 @@ def _action_step(ctx: CellContext, codec: Codec, action: str, arity: int, neares
     amap = codec.mapping.action(action)
     params = next((a.params for a in ctx.task.vocabulary.actions if a.name == action), ())
     args = [f"SysmoArgs[sysmo_w][{k}]" for k in range(1, arity + 1)]
-    defs: list[str] = []
-    steps, stutters = [], []
-    for k, call in enumerate(amap.calls):
-        if call.args is None and not call.exists and call.stutter is None:
-            steps.append(call.action + (f"({', '.join(args)})" if args else ""))
-        else:
-            defs.append(call_definition(f"SysmoStep_{tag}{k}", call, params[:arity], codec.spec_variables))
-            taken = f"SysmoStep_{tag}{k}({', '.join(['SysmoPre[sysmo_w].' + CANON, *args])})"
-            (steps if call.stutter is None else stutters).append(taken)
     pre = "SysmoPre[sysmo_w]"
-    internal = " \\/ ".join(f"SysmoInternal_{k}({pre}.{CANON})" for k in range(len(codec.mapping.internal)))
     spec_next = ctx.next_action()
     # A step of the mapped action that is no step of the spec does not count.
-    step = mapped_step(steps, stutters, spec_next is not None)
+    defs, step = action_step(codec, amap, params[:arity], args, f"{pre}.{CANON}", f"SysmoStep_{tag}", spec_next is not None)
+    internal = " \\/ ".join(f"SysmoInternal_{k}({pre}.{CANON})" for k in range(len(codec.mapping.internal)))
     if spec_next is not None and internal:
         internal = f"({internal}) /\\ SysmoSpecNext"
     reached = ("" if amap.after else """
