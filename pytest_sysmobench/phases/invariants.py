@@ -737,9 +737,7 @@ def _premises_deeper(checker: _Checker, held: list[InvariantTemplate], by_name: 
     for seed in range(1, settings.simulations + 1):
         while unreached:
             result = checker.simulate(seed, [f"{UNREACHED}_{t.name}" for t in unreached], "premises")
-            name = result.violated.removeprefix(f"{PREFIX}{UNREACHED}_") \
-                if result.verdict is Verdict.INVARIANT_VIOLATION and result.violated else None
-            hit = next((t for t in unreached if t.name == name), None)
+            hit = _named_violation(result, unreached, f"{PREFIX}{UNREACHED}_")
             if hit is None:
                 break
             checker.reached.add(hit.name)
@@ -750,11 +748,13 @@ def _premises_deeper(checker: _Checker, held: list[InvariantTemplate], by_name: 
             unreached.remove(hit)
 
 
-def _named_violation(result: TlcResult, remaining: list[InvariantTemplate]) -> InvariantTemplate | None:
-    """The template a run's invariant violation names, if it is one still being checked."""
+def _named_violation(result: TlcResult, remaining: list[InvariantTemplate],
+                     prefix: str = PREFIX) -> InvariantTemplate | None:
+    """The template a run's invariant violation names (the invariant is ``prefix`` and the
+    template's name), if it is one still being checked."""
     if result.verdict is not Verdict.INVARIANT_VIOLATION or not result.violated:
         return None
-    name = result.violated.removeprefix(PREFIX)
+    name = result.violated.removeprefix(prefix)
     return next((t for t in remaining if t.name == name), None)
 
 
