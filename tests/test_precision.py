@@ -5,6 +5,7 @@ task folders, so that no task's data is tuned to them)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -349,3 +350,34 @@ def test_one_spec_constant_bound_to_two_canonical_constants_is_the_mappings_erro
     assert result.score == 0.0, result.reason
     assert "Size and N are both mapped to the spec's constant Size" in result.reason
     assert "Size = 4, N = " in result.reason
+
+
+def _checks(cell: object) -> list[str]:
+    """The P3 checks a cell ran, by the name of their TLC log."""
+    return sorted(log.name.split(".")[0] for log in cell.run_dir.rglob("conformance/*/*.tlc.log"))  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["shares-the-run", "an-error-runs-each-alone"])
+def test_the_whole_trace_diagnostic_shares_the_precision_run_and_says_what_its_own_run_says(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared: bool) -> None:
+    from pytest_sysmobench.phases import conformance
+
+    if not shared:
+        # A shared run that ends in an error (the diagnostic's part, here) decides nothing.
+        own = conformance._traces_check
+        monkeypatch.setattr(conformance, "_traces_check", lambda *args: dataclasses.replace(
+            own(*args), next_='SysmoTraceNext /\\ TLCGet("level") = "deep"'))
+    with Scorer(tmp_path / "work", traces_dir=TRACES, use_cache=False) as scorer:
+        cell = scorer.cell(SPIN, _spin(tmp_path / "with", EXACT_SPIN))
+        together = cell.result("conformance")
+        checks = _checks(cell)
+        monkeypatch.setattr(conformance, "PRECISION", False)
+        alone = scorer.cell(SPIN, _spin(tmp_path / "without", EXACT_SPIN)).result("conformance")
+    assert together.details["traces"] == alone.details["traces"]
+    assert {t["verdict"] for t in together.details["traces"]} == {"OK"}
+    assert all(t["accepted_prefix"] > 1 for t in together.details["traces"]), together.details["traces"]
+    assert together.score == 1.0 and together.details["precision"]["other_steps"]["precise"] == 32, together.reason
+    if shared:
+        assert checks == ["Spin_SysmoPrec", "Spin_SysmoWin"]
+    else:
+        assert checks == ["Spin_SysmoPrec", "Spin_SysmoPrec", "Spin_SysmoTraces", "Spin_SysmoWin"]

@@ -313,21 +313,27 @@ def work_files(ctx: CellContext) -> dict[str, str]:
 
 
 def check_module(ctx: CellContext, name: str, body: str, codec: Codec | None = None,
-                 generated: int | None = None, also: Codec | None = None, spec: bool = True) -> CheckModule:
+                 generated: int | None = None, also: Codec | None = None, spec: bool = True,
+                 second: str | None = None) -> CheckModule:
     """The module with its verdict mark: keyed by everything it checks, so cacheable.  Its
     work bound (``SysmoWorkBound``: ``generated`` states, by default the task's
     ``phases.conformance.generated``) ends a check by work, never by the machine's speed.  A
     body with states the ``codec`` (and ``also``) wrote gets the values they name.  Without
-    ``spec`` the module does not extend the spec (a check of the task's reference alone)."""
+    ``spec`` the module does not extend the spec (a check of the task's reference alone).
+    A module of two checks (the states where ``second`` holds are the second's) bounds each by
+    its own count (``SysmoWorkBounds``), as if each ran alone."""
     if codec is not None:
         values = dict.fromkeys(codec.shared.definitions(body))
         if also is not None:
             values.update(dict.fromkeys(also.shared.definitions(body)))
         body = "\n".join([*values, body])
     generated = ctx.task.conformance.generated if generated is None else generated
-    mark = ctx.toolchain.cache.mark(name, body, ctx.spec_files(), generated)
+    mark = ctx.toolchain.cache.mark(name, body if second is None else f"{body}\n{second}", ctx.spec_files(), generated)
     bound = (f"\n{_work.instance_lines(_work.module_name(ctx.module, 'conformance'))}\n"
              f'SysmoWorkBound == SysmoWork!Within({generated}, "{mark}")')
+    if second is not None:
+        bound += (f"\nSysmoWorkBounds == IF {second} THEN SysmoWork!WithinAt({_work.SECOND_REGISTER}, {generated}, "
+                  f'"{mark}") ELSE SysmoWorkBound')
     needed = ("TLC", "Naturals", "FiniteSets") if ORDERED_NAME in body else ("TLC",)
     extends = ctx.mapping_extends(*needed) if spec else ("Naturals", "FiniteSets", "Sequences", "TLC")
     text = modules.module(name, body.replace("SYSMO_MARK", mark) + bound, extends)

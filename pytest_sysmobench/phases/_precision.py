@@ -22,11 +22,13 @@ per state and action (a register remembers it), so a spec that allows anything s
 little.  Steps the task declares beyond its reference (``phases.conformance.precision.narrower``:
 the bounds of its search) are not counted.  The run is bounded by work like every check: a
 pre-state whose steps were not all judged within the bound is not shown precise, charged to the
-spec.
+spec.  P3's whole-trace diagnostic shares the first run (``Beside``): one start of TLC and one
+copy of the traced states instead of two.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -39,7 +41,7 @@ from ..tasks import Task
 from ..tla import modules
 from ..tla.cfg import Config
 from ..tla.grammar import declared_names, next_parts, rename_names, rename_references
-from ..tla.messages import UNFINISHED, Verdict
+from ..tla.messages import UNFINISHED, TlcResult, Verdict
 from ..tla.values import format_value, record_literal, tla_literal, value_differences
 from ..traces import Corpus, Window
 from . import _work
@@ -53,6 +55,27 @@ OTHER = "(steps of no action)"
 REGISTER = 10_000
 EXTRA = "extra"
 REPRESENTED = "represented"
+
+
+@dataclass
+class Beside:
+    """Another check of the cell that shares the extra-step check's first TLC run: one start of
+    TLC instead of two, each part bounded by its own count.  ``body`` declares ``variables`` of
+    its own and defines ``init`` and ``next_`` over the spec's.  When the shared run finished
+    without an error or a bound, ``result`` and ``mark`` are what its own run would have shown
+    (its states are its own: the precision check's steps never reach them, nor it theirs);
+    otherwise they stay empty and it runs alone."""
+
+    body: str
+    variables: tuple[str, ...]
+    init: str
+    next_: str
+    result: TlcResult | None = None
+    mark: str = ""
+
+
+#: The value of ``sysmo_phase`` in the states of the check beside the precision check.
+BESIDE = "beside"
 
 
 class ReferenceUnfit(Exception):
@@ -350,10 +373,12 @@ class _Plan:
 
 def check_precision(ctx: CellContext, codec: Codec, config: Config, corpus: Corpus,
                     judged: Sequence[str], states: Sequence[TMapping[str, Any]] | None = None,
-                    origin: str = "a traced state", phase: str = "conformance") -> Precision:
+                    origin: str = "a traced state", phase: str = "conformance",
+                    beside: Beside | None = None) -> Precision:
     """The precision of every ``judged`` target action (those the spec has, whose windows the
     spec can represent) and of the steps of no action, from every chosen pre-state (the traced
-    ones unless ``states`` are given: P4 asks it of states the traces never reached)."""
+    ones unless ``states`` are given: P4 asks it of states the traces never reached).  A check
+    ``beside`` it shares its first run where it can."""
     task = ctx.task
     if states is None:
         states = pre_states(corpus, codec.lost, task.conformance.precision_states)
@@ -377,7 +402,8 @@ def check_precision(ctx: CellContext, codec: Codec, config: Config, corpus: Corp
         return result
     reference = _reference(ctx, corpus, codec, modelled, everyone)
     named = {op for a in mapped for op in _operators(codec.mapping, a)}
-    if not _run(ctx, codec, config, corpus, reference, states, _Plan(everyone, everyone, True), named, modelled, result):
+    if not _run(ctx, codec, config, corpus, reference, states, _Plan(everyone, everyone, True), named, modelled, result,
+                beside):
         # Each action alone: one action's error decides nothing about another's.
         # Each alone beside every other action's steps (an instance of one may be another's to the
         # spec); where that errs too, the fault may be another action's: alone with its own steps.
@@ -395,12 +421,24 @@ def check_precision(ctx: CellContext, codec: Codec, config: Config, corpus: Corp
 
 def _run(ctx: CellContext, codec: Codec, config: Config, corpus: Corpus, reference: _Reference,
          states: Sequence[TMapping[str, Any]], plan: _Plan, named: set[str], modelled: Sequence[str],
-         result: Precision) -> bool:
-    """One run of the plan; records what it shows in ``result``.  Whether it finished without an
-    error (a bound reached is a finish: what it did not judge is not shown precise)."""
+         result: Precision, beside: Beside | None = None) -> bool:
+    """One run of the plan (with the check ``beside`` it); records what it shows in ``result``.
+    Whether it finished without an error (a bound reached is a finish: what it did not judge is
+    not shown precise)."""
     text, rest = _module_body(ctx, codec, corpus, reference, states, plan, named, modelled)
-    module = check_module(ctx, f"{ctx.module}_SysmoPrec", text, codec, also=reference.codec)
-    result_tlc = _tlc(ctx, f"precision-{plan.tag}", module, config, reference.files, phase=result.phase)
+    second = None
+    if beside is not None:
+        text += _beside_part(codec, reference, beside)
+        second = f'sysmo_phase = "{BESIDE}"'
+    module = check_module(ctx, f"{ctx.module}_SysmoPrec", text, codec, also=reference.codec, second=second)
+    result_tlc = _tlc(ctx, f"precision-{plan.tag}", module, config, reference.files, phase=result.phase,
+                      shared=beside is not None)
+    if beside is not None:
+        if result_tlc.verdict is not Verdict.OK or _work.bound_reached(result_tlc, module.mark):
+            # Which part erred or was bounded the run cannot say: each runs alone, as it would have.
+            own = dataclasses.replace(plan, tag=f"{plan.tag}-own")
+            return _run(ctx, codec, config, corpus, reference, states, own, named, modelled, result)
+        beside.result, beside.mark = result_tlc, module.mark
     charged = {k: a if a in result.actions else OTHER for k, a in plan.numbered}
     owned = set(charged.values()) | ({OTHER} if rest else set())
     bound = _work.bound_reached(result_tlc, module.mark)
@@ -449,11 +487,13 @@ def _run(ctx: CellContext, codec: Codec, config: Config, corpus: Corpus, referen
 
 
 def _tlc(ctx: CellContext, job: str, module: CheckModule, config: Config, files: TMapping[str, str],
-         view: bool = True, phase: str = "conformance") -> Any:
-    cfg = config.with_section("INIT", ["SysmoInit"]).with_section("NEXT", ["SysmoNext"])
+         view: bool = True, phase: str = "conformance", shared: bool = False) -> Any:
+    """The run of a check module; ``shared``, of the precision check with a check beside it."""
+    both = "All" if shared else ""
+    cfg = config.with_section("INIT", [f"Sysmo{both}Init"]).with_section("NEXT", [f"Sysmo{both}Next"])
     if view:
-        cfg = cfg.with_section("VIEW", ["SysmoView"])
-    cfg = cfg.with_section("CONSTRAINT", ["SysmoWorkBound"], first=True)
+        cfg = cfg.with_section("VIEW", [f"Sysmo{both}View"])
+    cfg = cfg.with_section("CONSTRAINT", ["SysmoWorkBounds" if shared else "SysmoWorkBound"], first=True)
     all_files = {**ctx.spec_files(), **work_files(ctx), **files, f"{module.name}.tla": module.text,
                  f"{module.name}.cfg": cfg.render()}
     return ctx.tlc(ctx.job_dir(phase, job), all_files, module.name,
@@ -562,6 +602,25 @@ SysmoInit ==
 SysmoNext ==
     """ + "\n    ".join(taking)
     return body, rest is not None
+
+
+def _beside_part(codec: Codec, reference: _Reference, beside: Beside) -> str:
+    """The check beside the precision check, in the same module: its states (``sysmo_phase`` is
+    ``BESIDE``) hold the precision check's variables still, the precision check's hold its."""
+    theirs = ", ".join(beside.variables)
+    own = ["sysmo_w", "sysmo_rep", "sysmo_i", "sysmo_main", "sysmo_k", *(f"sysmo_r_{v}" for v in reference.variables)]
+    still = {"sysmo_w": "0", "sysmo_rep": "<<>>", "sysmo_i": "<<>>", "sysmo_main": "FALSE", "sysmo_k": "0"}
+    held = " /\\ ".join(f"{v} = {still.get(v, '0')}" for v in own)
+    unset = " /\\ ".join(f"{v} = 0" for v in beside.variables)
+    return f"""
+{beside.body}
+SysmoAllInit ==
+    \\/ SysmoInit /\\ {unset}
+    \\/ {beside.init} /\\ sysmo_phase = "{BESIDE}" /\\ {held}
+SysmoAllNext ==
+    \\/ SysmoNext /\\ UNCHANGED <<{theirs}>>
+    \\/ sysmo_phase = "{BESIDE}" /\\ {beside.next_} /\\ UNCHANGED <<sysmo_phase, {", ".join(own)}>>
+SysmoAllView == IF sysmo_phase = "{BESIDE}" THEN <<sysmo_phase, {theirs}, <<{", ".join(codec.spec_variables)}>>>> ELSE SysmoView"""
 
 
 def _varying(codec: Codec) -> list[str]:

@@ -26,6 +26,8 @@ from ._context import CellContext
 #: The TLC register that holds the count (TLC registers are per worker; a spec that uses this
 #: one only confuses its own run, which the safety net then charges to it).
 REGISTER = 977
+#: The count of a second check that shares a run with a first (each keeps its own bound).
+SECOND_REGISTER = 976
 BOUND_LABEL = "work bound"
 #: A run that ended this close to the cell's deadline was cut by the cell budget.
 CELL_BUDGET_SLACK_S = 1.0
@@ -52,14 +54,15 @@ def bound_module(name: str) -> str:
     seen (P4's premises) are kept through it, for the same reason; a variable's values are
     compared there as text (TLC stops on ``"none" = [a |-> 1]``, and a spec may change the kind
     of a variable's value from one state to the next)."""
-    body = f"""Reset == TLCSet({REGISTER}, 0)
-Within(generated, mark) ==
-    /\\ TLCSet({REGISTER}, TLCGet({REGISTER}) + 1)
-    /\\ \\/ TLCGet({REGISTER}) <= generated
-       \\/ /\\ TLCGet({REGISTER}) = generated + 1
+    body = f"""Reset == TLCSet({REGISTER}, 0) /\\ TLCSet({SECOND_REGISTER}, 0)
+WithinAt(register, generated, mark) ==
+    /\\ TLCSet(register, TLCGet(register) + 1)
+    /\\ \\/ TLCGet(register) <= generated
+       \\/ /\\ TLCGet(register) = generated + 1
           /\\ PrintT(<<mark, "{BOUND_LABEL}">>)
           /\\ TLCSet("exit", TRUE)
           /\\ FALSE
+Within(generated, mark) == WithinAt({REGISTER}, generated, mark)
 Unseen(register) == TLCGet(register) = 0
 Seen(register, what) == TLCSet(register, 1) /\\ PrintT(what)
 Forget(register) == TLCSet(register, 0)

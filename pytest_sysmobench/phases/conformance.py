@@ -47,14 +47,14 @@ from ..mapping import CANON, Mapping
 from ..tla.values import record_literal, tla_literal, value_differences
 from ..scoring import Cause, PhaseResult, Status
 from ..tla.cfg import Config
-from ..tla.messages import UNFINISHED, Verdict
+from ..tla.messages import UNFINISHED, TlcResult, Verdict
 from ..traces import Corpus, Trace, Window
 from . import _work
 from ._codec import (BUDGET_S, CheckModule, Codec, MappingProblem, action_step, check_module, conj, mapping_fault,
                      marked_ids, prepare_codec, run_check, tla_tuple)
 from ._context import CellContext, evaluator_failure, no_mapping
 from ._infer import given_or_inferred
-from ._precision import OTHER, ActionPrecision, Precision, ReferenceUnfit, check_precision
+from ._precision import OTHER, ActionPrecision, Beside, Precision, ReferenceUnfit, check_precision
 
 def window_module(ctx: CellContext, codec: Codec, name: str, action: str, windows: Sequence[Window],
                   nearest: bool = False) -> CheckModule:
@@ -202,27 +202,31 @@ SHOWN_DIFFERENCES = 6
 
 
 def _traces_module(ctx: CellContext, codec: Codec, name: str, traces: Sequence[Trace]) -> CheckModule:
+    return check_module(ctx, name, "\n".join(codec.definitions()) + _traces_check(ctx, codec, traces).body, codec)
+
+
+def _traces_check(ctx: CellContext, codec: Codec, traces: Sequence[Trace]) -> Beside:
     """Every whole trace in one run: each step of trace ``t`` the spec takes prints ``<<mark, t,
     i>>`` for the ``i``-th state reached, so one TLC run says how far the spec follows each."""
     trace = "SysmoTraces[sysmo_t]"
-    body = "\n".join(codec.definitions()) + f"""
-VARIABLES sysmo_t, sysmo_i
+    body = f"""
+VARIABLES sysmo_t, sysmo_ti
 SysmoTraces == {tla_tuple([tla_tuple([codec.record(state) for state in t.states]) for t in traces])}
 SysmoLengths == <<{", ".join(str(len(t.states)) for t in traces)}>>
 SysmoTraceInit ==
     /\\ sysmo_t \\in 1..{len(traces)}
-    /\\ sysmo_i = 1
+    /\\ sysmo_ti = 1
     /\\ Init
     /\\ {conj(codec.bind(f"{trace}[1]", False))}
     /\\ PrintT(<<"SYSMO_MARK", sysmo_t, 1>>)
 SysmoTraceNext ==
-    /\\ sysmo_i < SysmoLengths[sysmo_t]
+    /\\ sysmo_ti < SysmoLengths[sysmo_t]
     /\\ {ctx.next_action() or "Next"}
-    /\\ {conj(codec.bind(f"{trace}[sysmo_i + 1]", True, f"{trace}[sysmo_i]"))}
-    /\\ sysmo_i' = sysmo_i + 1
+    /\\ {conj(codec.bind(f"{trace}[sysmo_ti + 1]", True, f"{trace}[sysmo_ti]"))}
+    /\\ sysmo_ti' = sysmo_ti + 1
     /\\ UNCHANGED sysmo_t
-    /\\ PrintT(<<"SYSMO_MARK", sysmo_t, sysmo_i + 1>>)"""
-    return check_module(ctx, name, body, codec)
+    /\\ PrintT(<<"SYSMO_MARK", sysmo_t, sysmo_ti + 1>>)"""
+    return Beside(body, ("sysmo_t", "sysmo_ti"), "SysmoTraceInit", "SysmoTraceNext")
 
 
 @dataclass
@@ -378,18 +382,31 @@ def _check_actions(ctx: CellContext, codec: Codec, config: Config, windows: dict
     return [done[a] if isinstance(s, _Screened) else s for a, s in screened.items()]
 
 
-def _check_traces(ctx: CellContext, codec: Codec, config: Config, traces: Sequence[Trace]) -> list[dict[str, Any]]:
-    """How far the spec follows each whole trace (a diagnostic beside the windows, which score)."""
-    module = _traces_module(ctx, codec, f"{ctx.module}_SysmoTraces", traces)
-    result = run_check(ctx, "traces", module, config, "SysmoTraceInit", "SysmoTraceNext")
-    reached: dict[int, int] = {}
-    if result.verdict is not Verdict.VACUOUS:
-        for value in _work.marked(result, module.mark):
-            if isinstance(value, tuple) and len(value) == 3 and all(isinstance(v, int) for v in value[1:]):
-                reached[value[1]] = max(reached.get(value[1], 0), value[2])
+def _check_traces(ctx: CellContext, codec: Codec, config: Config, traces: Sequence[Trace],
+                  shared: Beside | None = None) -> list[dict[str, Any]]:
+    """How far the spec follows each whole trace (a diagnostic beside the windows, which score):
+    read from the run it ``shared`` with the precision check, unless that run could not say (an
+    error, a bound, or no trace's first state taken: alone, no initial state is its own verdict)."""
+    reached = _reached(shared.result, shared.mark) if shared is not None and shared.result is not None else {}
+    if reached:
+        result = shared.result
+    else:
+        module = _traces_module(ctx, codec, f"{ctx.module}_SysmoTraces", traces)
+        result = run_check(ctx, "traces", module, config, "SysmoTraceInit", "SysmoTraceNext")
+        if result.verdict is not Verdict.VACUOUS:
+            reached = _reached(result, module.mark)
     return [{"trace": trace.name, "states": len(trace.states), "accepted_prefix": reached.get(k, 0),
              "accepted": reached.get(k, 0) == len(trace.states), "verdict": result.verdict.value}
             for k, trace in enumerate(traces, start=1)]
+
+
+def _reached(result: TlcResult, mark: str) -> dict[int, int]:
+    """How many states of each trace (by number) the spec followed, as the run printed them."""
+    reached: dict[int, int] = {}
+    for value in _work.marked(result, mark):
+        if isinstance(value, tuple) and len(value) == 3 and all(isinstance(v, int) for v in value[1:]):
+            reached[value[1]] = max(reached.get(value[1], 0), value[2])
+    return reached
 
 
 def _prepare(ctx: CellContext) -> tuple[Corpus | None, Codec | None, Config | None, PhaseResult | None]:
@@ -438,15 +455,16 @@ def check_conformance(ctx: CellContext) -> PhaseResult:
     targets = [a for a in (ctx.task.target_actions or tuple(windows)) if windows.get(a)]
     outcomes = _check_actions(ctx, codec, config, windows, targets)
     missing = ctx.missing_actions(codec.mapping)
+    whole_check = _traces_check(ctx, codec, corpus.traces)
     try:
-        precision = check_precision(ctx, codec, config, corpus, [o.action for o in outcomes if o.action not in missing]) \
-            if PRECISION else Precision(0, {OTHER: ActionPrecision(0)})
+        precision = check_precision(ctx, codec, config, corpus, [o.action for o in outcomes if o.action not in missing],
+                                    beside=whole_check) if PRECISION else Precision(0, {OTHER: ActionPrecision(0)})
     except ReferenceUnfit as exc:
         return PhaseResult("conformance", Status.ERROR, None, f"task error: {exc}", {"task_error": str(exc)},
                            cause=Cause.TASK)
     for outcome in outcomes:
         outcome.precision = precision.actions.get(outcome.action)
-    whole = _check_traces(ctx, codec, config, corpus.traces)
+    whole = _check_traces(ctx, codec, config, corpus.traces, whole_check)
     verdict = _verdict(outcomes, whole, corpus, codec, precision)
     return _with_evidence(verdict, trace_coverage.p3_note(trace_coverage.of(ctx.task, corpus)))
 
