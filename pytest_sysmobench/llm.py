@@ -169,15 +169,22 @@ class AgentConfig:
     #: Folders it may read besides its workspace and the system's (its own install, its config).
     read_only: tuple[Path, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
-    #: Variables of the benchmark's environment passed in (an API key), by name: the sandbox
-    #: starts from an empty environment.
+    #: Variables of the benchmark's environment passed in, by name (never a secret: the model is
+    #: reached through ``model``'s endpoint): the sandbox starts from an empty environment.
     pass_env: tuple[str, ...] = ()
+    #: The model the cell's own endpoint serves the agent (a name under ``models:`` or a litellm
+    #: id): its key stays outside the sandbox, and its use is counted by the benchmark.
+    model: str | None = None
+    #: What the agent may spend through that endpoint: requests, tokens, dollars (None: no limit).
+    budget_requests: int | None = None
+    budget_tokens: int | None = None
+    budget_usd: float | None = None
 
 
 def _agent_entry(name: str, raw: Any, where: str) -> AgentConfig:
     if not isinstance(raw, Mapping):
         raise ModelConfigError(f"{where}: expected a mapping with 'command:'")
-    known = ("command", "timeout_s", "max_checks", "read_only", "env", "pass_env")
+    known = ("command", "timeout_s", "max_checks", "read_only", "env", "pass_env", "model", "budget")
     unknown = sorted(str(k) for k in raw if k not in known)
     if unknown:
         raise ModelConfigError(f"{where}.{unknown[0]}: unknown setting (known: {', '.join(known)})")
@@ -202,9 +209,28 @@ def _agent_entry(name: str, raw: Any, where: str) -> AgentConfig:
         raise ModelConfigError(f"{where}: timeout_s and max_checks are numbers: {exc}") from exc
     if not (0 < timeout_s <= 86_400 and 0 <= max_checks <= 10_000):
         raise ModelConfigError(f"{where}: timeout_s must be in (0, 86400] and max_checks in [0, 10000]")
+    model = raw.get("model")
+    if model is not None and not (isinstance(model, str) and model.strip()):
+        raise ModelConfigError(f"{where}.model: expected the name of a model (under 'models:' or a litellm id)")
     return AgentConfig(name, tuple(command), timeout_s, max_checks,
                        tuple(Path(p).expanduser().resolve() for p in read_only), {k: str(v) for k, v in env.items()},
-                       tuple(passed))
+                       tuple(passed), model, *_agent_budget(raw.get("budget"), f"{where}.budget"))
+
+
+def _agent_budget(raw: Any, where: str) -> tuple[int | None, int | None, float | None]:
+    """``budget: {requests: N, tokens: N, usd: X}``, each optional and positive."""
+    if raw is None:
+        return None, None, None
+    if not isinstance(raw, Mapping) or not set(raw) <= {"requests", "tokens", "usd"}:
+        raise ModelConfigError(f"{where}: expected a mapping of requests, tokens and usd")
+    try:
+        requests, tokens, usd = (None if raw.get(k) is None else kind(raw[k])
+                                 for k, kind in (("requests", int), ("tokens", int), ("usd", float)))
+    except (TypeError, ValueError) as exc:
+        raise ModelConfigError(f"{where}: requests and tokens are whole numbers, usd a number: {exc}") from exc
+    if any(v is not None and v <= 0 for v in (requests, tokens, usd)):
+        raise ModelConfigError(f"{where}: each limit must be positive (leave it out for no limit)")
+    return requests, tokens, usd
 
 
 def load_catalog(path: Path | None) -> ModelCatalog:

@@ -23,6 +23,8 @@ WORKSPACE = "/workspace"
 TOOLS = "/sysmobench"
 #: What of the agent's output is kept as its transcript (head and tail beyond it).
 TRANSCRIPT_BYTES = 1 << 20
+#: The environment bwrap runs in (it clears the agent's, and sets what the agent is given).
+BWRAP_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
 
 
 class SandboxMissing(RuntimeError):
@@ -75,8 +77,10 @@ def run(line: Sequence[str], timeout_s: float, transcript: Path) -> Run:
     start = time.monotonic()
     transcript.parent.mkdir(parents=True, exist_ok=True)
     with transcript.open("wb") as out:
+        # bwrap itself starts from an empty environment too: its first process in the sandbox
+        # keeps bwrap's own, readable there as /proc/1/environ (the benchmark's keys among it).
         process = subprocess.Popen(list(line), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
+                                   start_new_session=True, env=BWRAP_ENV)
         try:
             code: int | None = process.wait(timeout=timeout_s)
             timed_out = False

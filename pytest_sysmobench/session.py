@@ -197,7 +197,8 @@ class _Models:
                                f"configuration ({self.catalog.source or 'none found'})"
                                + (f"; did you mean agent:{close[0]}?" if close else
                                   f"; known: {', '.join(known)}" if known else ""))
-        return AgentSource(config, self.options.traces_dir)
+        return AgentSource(config, self.options.traces_dir,
+                           self.catalog.get(config.model) if config.model is not None else None)
 
     def evaluator(self) -> Evaluator:
         assert self.evaluator_name is not None

@@ -71,25 +71,72 @@ for path in (target, "/work/escaped.txt"):
 
 CRASHER = "import sys\nprint('bwrap: pretending the sandbox broke')\nsys.exit(3)\n"
 
+#: The model key the benchmark holds; the agent's script knows it only backwards, so that its
+#: own text is no find.
+KEY = "sk-agent-never-sees-this-7f3a"
+
+ASKER = r'''
+import json, os, shutil, urllib.error, urllib.request
+here = os.path.dirname(os.path.abspath(__file__))
+secret = KEY_BACKWARDS[::-1].encode()
+found = [name for name, value in os.environ.items() if secret in value.encode()]
+for folder, dirs, files in os.walk("/"):
+    if folder == "/":
+        dirs[:] = [d for d in dirs if d not in ("sys", "dev", "usr")]
+    if folder == "/proc":
+        dirs[:] = [d for d in dirs if d.isdigit()]
+    for name in files:
+        path = os.path.join(folder, name)
+        if folder.startswith("/proc") and name not in ("environ", "cmdline"):
+            continue
+        try:
+            if os.path.isfile(path) and os.path.getsize(path) < 4_000_000 and secret in open(path, "rb").read():
+                found.append(path)
+        except OSError:
+            pass
+print("key found", len(found), found[:3])
+base, token = os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"]
+
+def ask(text, stream=False, auth=token):
+    body = json.dumps({"model": "any", "messages": [{"role": "user", "content": text}], "stream": stream}).encode()
+    request = urllib.request.Request(base + "/chat/completions", body,
+                                     {"Authorization": "Bearer " + auth, "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as reply:
+            return reply.status, reply.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+print("wrong token", ask("hello", auth="guess")[0])
+status, first = ask("write the spin spec")
+open(os.environ["SYSMOBENCH_MODULE"] + ".tla", "w").write(json.loads(first)["choices"][0]["message"]["content"])
+shutil.copy(os.path.join(here, "Spin.cfg"), os.environ["SYSMOBENCH_MODULE"] + ".cfg")
+status, second = ask("and once more", stream=True)
+print("stream", status, second.count("data: "), second.rstrip().endswith("data: [DONE]"))
+status, third = ask("and again")
+print("third", status, json.loads(third)["error"]["code"])
+'''.replace("KEY_BACKWARDS", repr(KEY[::-1]))
+
 
 @pytest.fixture
 def bench(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -> pytest.Pytester:
     benchmark_project(pytester, "spin")
     agents_dir = tmp_path_factory.mktemp("agents")
     for name, script in (("fixer", FIXER), ("sleeper", SLEEPER), ("snoop", SNOOP), ("escape", ESCAPE),
-                         ("crasher", CRASHER)):
+                         ("crasher", CRASHER), ("asker", ASKER)):
         (agents_dir / f"{name}.py").write_text(script)
     (agents_dir / "good.tla").write_text(REFERENCE)
     (agents_dir / "broken.tla").write_text(REFERENCE.replace("Init ==", "Init ==\n    /\\ (", 1))
     shutil.copy(SPIN / "reference" / "Spin.cfg", agents_dir / "Spin.cfg")
     agents = {name: {"command": ["/usr/bin/python3", str(agents_dir / f"{name}.py")], "timeout_s": 120,
                      "max_checks": 5, "read_only": [str(agents_dir)]}
-              for name in ("fixer", "snoop", "escape", "crasher")}
+              for name in ("fixer", "snoop", "escape", "crasher", "asker")}
     agents["sleeper"] = {"command": ["/usr/bin/python3", str(agents_dir / "sleeper.py")], "timeout_s": 3,
                          "read_only": [str(agents_dir)]}
     agents["fixer"]["pass_env"] = ["SECRET"]
     agents["snoop"]["env"] = {"PROJECT": str(pytester.path)}
     agents["escape"]["env"] = {"TARGET": str(pytester.path / "escaped" / "out.txt")}
+    agents["asker"].update(model="local", budget={"requests": 2})
     (pytester.path / "sysmobench-models.yaml").write_text(yaml.safe_dump({"models": {}, "agents": agents}))
     return pytester
 
@@ -185,3 +232,34 @@ def test_the_check_command_prints_what_an_agents_check_tool_prints(tmp_path: Pat
     spec.write_text(REFERENCE)
     assert main(args) == 0 and json.loads(capsys.readouterr().out)["passed"] is True
     assert main(["check", "spin", str(tmp_path / "none.tla"), "--tasks", str(ROOT / "tasks")]) == 4
+
+
+def test_an_agent_reaches_its_model_through_its_cells_endpoint_never_sees_the_key_and_is_counted(
+        bench: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    from llm_server import LocalModelServer, Reply
+
+    monkeypatch.setenv("MODEL_KEY", KEY)
+    with LocalModelServer() as server:
+        server.enqueue("local-model", Reply.text(REFERENCE, prompt_tokens=111, completion_tokens=222),
+                       Reply.text("and so on", prompt_tokens=5, completion_tokens=7))
+        catalog = yaml.safe_load((bench.path / "sysmobench-models.yaml").read_text())
+        catalog["models"] = {"local": {"route": "openai/local-model", "api_base": server.base_url,
+                                       "api_key_env": "MODEL_KEY", "input_cost_per_token": 0.001,
+                                       "output_cost_per_token": 0.002}}
+        (bench.path / "sysmobench-models.yaml").write_text(yaml.safe_dump(catalog))
+        result = bench.runpytest_subprocess(*RUN, "--sysmobench-models", "agent:asker", "-m", "p1 or p2")
+        asked = [r for r in server.requests if r.path.endswith("/chat/completions")]
+    result.assert_outcomes(passed=2, deselected=2)
+    transcript = _transcript(bench.path, "asker")
+    assert "key found 0 []" in transcript, transcript
+    assert "wrong token 401" in transcript and "stream 200 3 True" in transcript  # two events and [DONE]
+    assert "third 429 budget_spent" in transcript  # a budget of two requests
+    # The model saw the key, from the benchmark; the agent's two requests, and no third.
+    assert len(asked) == 2 and {r.headers.get("authorization") for r in asked} == {f"Bearer {KEY}"}
+    cell = _cells(bench.path)["agent:asker"]
+    made = cell["generation"]
+    assert (made["requests"], made["prompt_tokens"], made["completion_tokens"]) == (2, 116, 229)
+    assert made["cost_usd"] == pytest.approx(116 * 0.001 + 229 * 0.002)
+    assert made["model_use"]["refused"] == 1 and made["model_use"]["budget_spent"] == "2 requests"
+    page = (bench.path / ".sysmobench" / "leaderboard.html").read_text()
+    assert "345 tokens, $0.5740" in page and "<b>model budget spent</b> (2 requests)" in page

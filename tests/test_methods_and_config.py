@@ -63,6 +63,11 @@ def test_catalog_reads_settings_aliases_and_passes_unknown_names_through(tmp_pat
         ("agents:\n  a: {command: [x], sandbox: off}\n", "agents.a.sandbox: unknown setting"),
         ("agents:\n  a: {command: [x], timeout_s: -1}\n", "timeout_s must be"),
         ("agents:\n  a: {command: [x], pass_env: ['A KEY']}\n", "pass_env: expected a list"),
+        # The model its endpoint serves, and the budget it may spend there.
+        ("agents:\n  a: {command: [x], model: ''}\n", "agents.a.model: expected the name of a model"),
+        ("agents:\n  a: {command: [x], budget: {tokens: 0}}\n", "agents.a.budget: each limit must be positive"),
+        ("agents:\n  a: {command: [x], budget: {dollars: 3}}\n", "agents.a.budget: expected a mapping of requests"),
+        ("agents:\n  a: {command: [x], budget: {requests: many}}\n", "agents.a.budget: requests and tokens"),
     ],
 )
 def test_catalog_errors_say_where(tmp_path: Path, body: str, message: str) -> None:

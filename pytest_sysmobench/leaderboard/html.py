@@ -256,10 +256,13 @@ def _made_cell(cell: CellRow, folders: str | None) -> str:
     elif count(made.get("exit_code")) not in (None, 0):
         parts.append(f"exit code {_e(made.get('exit_code'))}")
     reported = made.get("usage_reported")
+    if "prompt_tokens" in made:
+        parts.append(("counted: " if isinstance(reported, Mapping) else "") + _cost(made))
     if isinstance(reported, Mapping):
         parts.append(f"reported: {_cost(reported)}")
-    elif "prompt_tokens" in made:
-        parts.append(_cost(made))
+    served = made.get("model_use")
+    if isinstance(served, Mapping) and served.get("budget_spent"):
+        parts.append(f"<b>model budget spent</b> ({_e(served.get('budget_spent'))})")
     if made.get("equals_reference") is True:
         parts.append("<b>equals the reference</b>")
     link = ""

@@ -4,7 +4,9 @@ benchmark scores them); what it leaves as ``<Module>.tla`` is scored like a repl
 
 The answer key stays outside: the sandbox shows the workspace, the check tool and the system's
 folders, never the project tree, the reference specs, mutants, templates, traces or the output
-folder.  An agent that ends without a spec, fails or runs out of time scores 0, charged to it.
+folder.  So does the model's key: an agent with a ``model`` reaches it through an endpoint its
+cell serves (``model_proxy.py``), which counts what it spends and holds it to its budget.  An
+agent that ends without a spec, fails or runs out of time scores 0, charged to it.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ import shutil
 import socket
 import tempfile
 import threading
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .. import sandbox
-from ..llm import AgentConfig
+from ..llm import AgentConfig, ModelConfig
+from ..model_proxy import Budget, ModelEndpoint
 from ..prompts import SourceMissing, render, stages
 from ..scoring import gate_verdict
 from ..tasks import Task
@@ -72,10 +76,12 @@ class AgentSource:
     #: The cell hands it a checker: the agent's check tool runs the cell's own P1 and P2.
     uses_checker = True
 
-    def __init__(self, config: AgentConfig, traces_dir: Path) -> None:
+    def __init__(self, config: AgentConfig, traces_dir: Path, model: ModelConfig | None = None) -> None:
         self.config = config
         self.name = f"agent:{config.name}"
         self.traces_dir = traces_dir
+        #: The model its cell's endpoint serves it (the configuration's ``model``), or None.
+        self.model = model
 
     def candidate(self, task: Task, sample: int, check: Checker | None = None) -> Candidate:
         base = Candidate(task.name, self.name, sample, task.module, origin=f"agent {self.config.name}")
@@ -89,25 +95,44 @@ class AgentSource:
             workspace, tools = Path(scratch) / "workspace", Path(scratch) / "tools"
             _lay_out(task, prompt, workspace, tools)
             checks = _CheckServer(tools / "check.sock", task, base, check, self.config.max_checks)
-            with checks:
-                run = sandbox.run(self._command(task, workspace, tools), self.config.timeout_s,
+            with ExitStack() as running:
+                running.enter_context(checks)
+                endpoint = running.enter_context(self._endpoint()) if self.model is not None else None
+                served = endpoint.environment() if endpoint is not None else {}
+                run = sandbox.run(self._command(task, workspace, tools, served), self.config.timeout_s,
                                   Path(scratch) / "transcript.txt")
             info.update(seconds=round(run.seconds, 3), exit_code=run.exit_code, timed_out=run.timed_out,
                         checks=checks.used, max_checks=self.config.max_checks, usage_reported=_usage(workspace))
+            if endpoint is not None:  # counted by the benchmark, beside whatever the agent reports
+                use = endpoint.use
+                info.update(route=endpoint.config.route, requests=use.requests, prompt_tokens=use.prompt_tokens,
+                            completion_tokens=use.completion_tokens, cost_usd=use.cost_usd,
+                            model_use={"model": use.model, "refused": use.refused, "failed": use.failed,
+                                       "budget_spent": use.budget_spent, "errors": use.errors})
             transcript = (("agent", prompt, run.transcript),)
             broken = self._sandbox_broken(workspace, tools, Path(scratch)) if run.exit_code not in (0, None) else None
             if broken is not None:  # the sandbox, not the agent: a known-good command fails in it too
                 return replace(base, generation_error=broken, generation=info, transcript=transcript)
             candidate = self._result(base, task, workspace, run)
+            spent = endpoint.use.budget_spent if endpoint is not None else ""
+            if spent and candidate.problem:
+                candidate = replace(candidate, problem=f"{candidate.problem}; it had spent its model budget ({spent})")
+            elif spent:
+                candidate = replace(candidate, notes=(*candidate.notes, f"the agent spent its model budget ({spent})"))
         if candidate.tla is not None and _same_text(candidate.tla, task.reference_spec.read_text(encoding="utf-8")):
             info["equals_reference"] = True
             candidate = replace(candidate, notes=(*candidate.notes, "the submitted spec equals the task's reference "
                                                   "spec up to whitespace"))
         return replace(candidate, generation=info, transcript=transcript)
 
-    def _command(self, task: Task, workspace: Path, tools: Path) -> list[str]:
+    def _endpoint(self) -> ModelEndpoint:
+        assert self.model is not None
+        config = self.config
+        return ModelEndpoint(self.model, Budget(config.budget_requests, config.budget_tokens, config.budget_usd))
+
+    def _command(self, task: Task, workspace: Path, tools: Path, served: dict[str, str]) -> list[str]:
         passed = {name: os.environ[name] for name in self.config.pass_env if name in os.environ}
-        env = {**passed, **self.config.env, "SYSMOBENCH_TASK": task.name, "SYSMOBENCH_MODULE": task.module,
+        env = {**passed, **self.config.env, **served, "SYSMOBENCH_TASK": task.name, "SYSMOBENCH_MODULE": task.module,
                "SYSMOBENCH_CHECK": f"{sandbox.TOOLS}/check",
                "SYSMOBENCH_CHECK_SOCKET": f"{sandbox.TOOLS}/check.sock"}
         return sandbox.command(workspace, tools, self.config.command, env, self.config.read_only)
