@@ -179,12 +179,16 @@ class AgentConfig:
     budget_requests: int | None = None
     budget_tokens: int | None = None
     budget_usd: float | None = None
+    #: Each of its processes' address space, and any file it writes, in MB (None: no limit).
+    max_memory_mb: int | None = None
+    max_file_mb: int | None = 1024
 
 
 def _agent_entry(name: str, raw: Any, where: str) -> AgentConfig:
     if not isinstance(raw, Mapping):
         raise ModelConfigError(f"{where}: expected a mapping with 'command:'")
-    known = ("command", "timeout_s", "max_checks", "read_only", "env", "pass_env", "model", "budget")
+    known = ("command", "timeout_s", "max_checks", "read_only", "env", "pass_env", "model", "budget", "max_memory_mb",
+             "max_file_mb")
     unknown = sorted(str(k) for k in raw if k not in known)
     if unknown:
         raise ModelConfigError(f"{where}.{unknown[0]}: unknown setting (known: {', '.join(known)})")
@@ -214,7 +218,19 @@ def _agent_entry(name: str, raw: Any, where: str) -> AgentConfig:
         raise ModelConfigError(f"{where}.model: expected the name of a model (under 'models:' or a litellm id)")
     return AgentConfig(name, tuple(command), timeout_s, max_checks,
                        tuple(Path(p).expanduser().resolve() for p in read_only), {k: str(v) for k, v in env.items()},
-                       tuple(passed), model, *_agent_budget(raw.get("budget"), f"{where}.budget"))
+                       tuple(passed), model, *_agent_budget(raw.get("budget"), f"{where}.budget"),
+                       *(_megabytes(raw, key, where, default) for key, default in (("max_memory_mb", None),
+                                                                                   ("max_file_mb", 1024))))
+
+
+def _megabytes(raw: Mapping[str, Any], key: str, where: str, default: int | None) -> int | None:
+    """A limit in MB, whole and positive; ``null`` for none."""
+    value = raw.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1 << 20:
+        raise ModelConfigError(f"{where}.{key}: expected a whole number of MB from 1 to {1 << 20} (null: no limit)")
+    return value
 
 
 def _agent_budget(raw: Any, where: str) -> tuple[int | None, int | None, float | None]:

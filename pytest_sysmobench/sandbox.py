@@ -64,23 +64,47 @@ def command(workspace: Path, tools: Path, argv: Sequence[str], env: Mapping[str,
 
 
 @dataclass(frozen=True)
+class Limits:
+    """What each process of the agent may take (``prlimit``: per process, inherited by every
+    child): its address space, and the size of any file it writes (its transcript included).
+    None: no limit of that kind.  How many processes it starts is not held here: the benchmark
+    runs as root, whom the kernel's process limit does not bind (only a cgroup would)."""
+
+    memory_mb: int | None = None
+    file_mb: int | None = None
+
+    def prefix(self) -> list[str]:
+        flags = [f"--as={self.memory_mb << 20}"] if self.memory_mb else []
+        flags += [f"--fsize={self.file_mb << 20}"] if self.file_mb else []
+        if not flags:
+            return []
+        found = shutil.which("prlimit")
+        if found is None:
+            raise SandboxMissing("prlimit (util-linux) is not installed, so the agent's limits cannot be set")
+        return [found, *flags, "--"]
+
+
+@dataclass(frozen=True)
 class Run:
     exit_code: int | None
     timed_out: bool
     seconds: float
     transcript: str
+    #: How much it printed, as the transcript file holds it (before the head and tail are kept).
+    output_bytes: int = 0
 
 
-def run(line: Sequence[str], timeout_s: float, transcript: Path) -> Run:
-    """Run the sandboxed command; past ``timeout_s`` its whole process group is killed.  Its
-    output (both streams) goes to ``transcript`` as it comes."""
+def run(line: Sequence[str], timeout_s: float, transcript: Path, limits: Limits = Limits()) -> Run:
+    """Run the sandboxed command within ``limits``; past ``timeout_s`` its whole process group is
+    killed.  Its output (both streams) goes to ``transcript`` as it comes (a file held to the
+    same size limit as any the agent writes)."""
     start = time.monotonic()
     transcript.parent.mkdir(parents=True, exist_ok=True)
     with transcript.open("wb") as out:
         # bwrap itself starts from an empty environment too: its first process in the sandbox
         # keeps bwrap's own, readable there as /proc/1/environ (the benchmark's keys among it).
-        process = subprocess.Popen(list(line), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                   start_new_session=True, env=BWRAP_ENV)
+        process = subprocess.Popen([*limits.prefix(), *line], stdin=subprocess.DEVNULL, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True, env=BWRAP_ENV)
         try:
             code: int | None = process.wait(timeout=timeout_s)
             timed_out = False
@@ -88,12 +112,18 @@ def run(line: Sequence[str], timeout_s: float, transcript: Path) -> Run:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
             code, timed_out = None, True
-    return Run(code, timed_out, time.monotonic() - start, _kept(transcript))
+    return Run(code, timed_out, time.monotonic() - start, _kept(transcript), transcript.stat().st_size)
 
 
 def _kept(path: Path) -> str:
-    data = path.read_bytes()
-    if len(data) > TRANSCRIPT_BYTES:
-        half = TRANSCRIPT_BYTES // 2
-        data = data[:half] + f"\n... ({len(data) - 2 * half} bytes left out) ...\n".encode() + data[-half:]
+    """The transcript's head and tail, never read whole (an agent may print without end)."""
+    size = path.stat().st_size
+    half = TRANSCRIPT_BYTES // 2
+    with path.open("rb") as transcript:
+        if size <= TRANSCRIPT_BYTES:
+            data = transcript.read()
+        else:
+            head = transcript.read(half)
+            transcript.seek(size - half)
+            data = head + f"\n... ({size - 2 * half} bytes left out) ...\n".encode() + transcript.read(half)
     return data.decode("utf-8", errors="replace")

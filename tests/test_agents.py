@@ -71,6 +71,20 @@ for path in (target, "/work/escaped.txt"):
 
 CRASHER = "import sys\nprint('bwrap: pretending the sandbox broke')\nsys.exit(3)\n"
 
+#: An agent that asks for more memory than it may have, fills a file past its limit, then prints
+#: without end (its transcript is a file held to the same limit).
+HOG = r'''
+import os, subprocess
+try:
+    hoard = bytearray(600 << 20)
+    print("memory granted", len(hoard), flush=True)
+except MemoryError:
+    print("memory refused", flush=True)
+done = subprocess.run(["/bin/sh", "-c", "head -c 50000000 /dev/zero > big.bin"])
+print("head exit", done.returncode, "size", os.path.getsize("big.bin"), flush=True)
+os.execv("/bin/sh", ["sh", "-c", "head -c 50000000 /dev/zero"])
+'''
+
 #: The model key the benchmark holds; the agent's script knows it only backwards, so that its
 #: own text is no find.
 KEY = "sk-agent-never-sees-this-7f3a"
@@ -123,20 +137,21 @@ def bench(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -
     benchmark_project(pytester, "spin")
     agents_dir = tmp_path_factory.mktemp("agents")
     for name, script in (("fixer", FIXER), ("sleeper", SLEEPER), ("snoop", SNOOP), ("escape", ESCAPE),
-                         ("crasher", CRASHER), ("asker", ASKER)):
+                         ("crasher", CRASHER), ("asker", ASKER), ("hog", HOG)):
         (agents_dir / f"{name}.py").write_text(script)
     (agents_dir / "good.tla").write_text(REFERENCE)
     (agents_dir / "broken.tla").write_text(REFERENCE.replace("Init ==", "Init ==\n    /\\ (", 1))
     shutil.copy(SPIN / "reference" / "Spin.cfg", agents_dir / "Spin.cfg")
     agents = {name: {"command": ["/usr/bin/python3", str(agents_dir / f"{name}.py")], "timeout_s": 120,
                      "max_checks": 5, "read_only": [str(agents_dir)]}
-              for name in ("fixer", "snoop", "escape", "crasher", "asker")}
+              for name in ("fixer", "snoop", "escape", "crasher", "asker", "hog")}
     agents["sleeper"] = {"command": ["/usr/bin/python3", str(agents_dir / "sleeper.py")], "timeout_s": 3,
                          "read_only": [str(agents_dir)]}
     agents["fixer"]["pass_env"] = ["SECRET"]
     agents["snoop"]["env"] = {"PROJECT": str(pytester.path)}
     agents["escape"]["env"] = {"TARGET": str(pytester.path / "escaped" / "out.txt")}
     agents["asker"].update(model="local", budget={"requests": 2})
+    agents["hog"].update(max_memory_mb=400, max_file_mb=10)
     (pytester.path / "sysmobench-models.yaml").write_text(yaml.safe_dump({"models": {}, "agents": agents}))
     return pytester
 
@@ -263,3 +278,14 @@ def test_an_agent_reaches_its_model_through_its_cells_endpoint_never_sees_the_ke
     assert made["model_use"]["refused"] == 1 and made["model_use"]["budget_spent"] == "2 requests"
     page = (bench.path / ".sysmobench" / "leaderboard.html").read_text()
     assert "345 tokens, $0.5740" in page and "<b>model budget spent</b> (2 requests)" in page
+
+
+def test_an_agent_is_held_to_its_memory_and_file_size_and_its_transcript_to_its_cap(bench: pytest.Pytester) -> None:
+    result = bench.runpytest_subprocess(*RUN, "--sysmobench-models", "agent:hog", "-m", "p1")
+    result.assert_outcomes(failed=1, deselected=3)
+    reason = _cells(bench.path)["agent:hog"]["phases"]["syntax"]["reason"]
+    assert "was stopped writing a file beyond its limit of 10 MB (exit code" in reason, reason
+    transcript = _transcript(bench.path, "hog")
+    assert "memory refused" in transcript and f"head exit 153 size {10 << 20}" in transcript
+    # Its printing was cut at 10 MB on disk, and the board keeps a head and a tail of that.
+    assert "bytes left out" in transcript and len(transcript.encode()) < 2 << 20

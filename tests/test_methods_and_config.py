@@ -68,6 +68,8 @@ def test_catalog_reads_settings_aliases_and_passes_unknown_names_through(tmp_pat
         ("agents:\n  a: {command: [x], budget: {tokens: 0}}\n", "agents.a.budget: each limit must be positive"),
         ("agents:\n  a: {command: [x], budget: {dollars: 3}}\n", "agents.a.budget: expected a mapping of requests"),
         ("agents:\n  a: {command: [x], budget: {requests: many}}\n", "agents.a.budget: requests and tokens"),
+        ("agents:\n  a: {command: [x], max_file_mb: 0}\n", "agents.a.max_file_mb: expected a whole number of MB"),
+        ("agents:\n  a: {command: [x], max_memory_mb: lots}\n", "agents.a.max_memory_mb: expected a whole number"),
     ],
 )
 def test_catalog_errors_say_where(tmp_path: Path, body: str, message: str) -> None:

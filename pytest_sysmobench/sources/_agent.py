@@ -100,7 +100,8 @@ class AgentSource:
                 endpoint = running.enter_context(self._endpoint()) if self.model is not None else None
                 served = endpoint.environment() if endpoint is not None else {}
                 run = sandbox.run(self._command(task, workspace, tools, served), self.config.timeout_s,
-                                  Path(scratch) / "transcript.txt")
+                                  Path(scratch) / "transcript.txt",
+                                  sandbox.Limits(self.config.max_memory_mb, self.config.max_file_mb))
             info.update(seconds=round(run.seconds, 3), exit_code=run.exit_code, timed_out=run.timed_out,
                         checks=checks.used, max_checks=self.config.max_checks, usage_reported=_usage(workspace))
             if endpoint is not None:  # counted by the benchmark, beside whatever the agent reports
@@ -146,11 +147,22 @@ class AgentSource:
             return None
         return f"the sandbox cannot run a command on this machine: {probe.transcript.strip()[:500] or probe.exit_code}"
 
+    def _at_file_limit(self, workspace: Path, run: sandbox.Run) -> bool:
+        """Whether its output or a file it left reached the size it may write (the kernel then
+        stopped the write, and the process that made it unless it chose to go on)."""
+        if self.config.max_file_mb is None:
+            return False
+        limit = self.config.max_file_mb << 20
+        return run.output_bytes >= limit or any(f.is_file() and f.stat().st_size >= limit for f in workspace.rglob("*"))
+
     def _result(self, base: Candidate, task: Task, workspace: Path, run: sandbox.Run) -> Candidate:
         """The spec the agent left, or why it scores 0."""
         who = f"the agent {self.config.name}"
         if run.timed_out:
             return replace(base, problem=f"{who} ran out of time ({self.config.timeout_s:g} s) and was stopped")
+        if run.exit_code != 0 and self._at_file_limit(workspace, run):
+            return replace(base, problem=f"{who} was stopped writing a file beyond its limit of "
+                                         f"{self.config.max_file_mb} MB (exit code {run.exit_code})")
         if run.exit_code != 0:
             return replace(base, problem=f"{who} failed (exit code {run.exit_code}); its transcript is "
                                          "answer-agent.md in the cell's folder")
