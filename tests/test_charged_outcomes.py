@@ -406,6 +406,30 @@ def test_a_premise_only_deeper_than_the_work_bound_counts_once_seeded_behaviours
     assert deep.score > shallow.score
 
 
+@pytest.mark.slow
+def test_variables_that_move_only_deeper_than_the_work_bound_count_once_seeded_behaviours_move_them(
+        scorer: Scorer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No thread calls lock() or try_lock() before 1,000 ticks (the BFS's levels are narrow here:
+    it gets some 260 ticks deep within its work bound): there the lock and the threads keep
+    their first state, so LockConsistency, which has no premise, judges a constant.  Seeded
+    behaviours of 2,000 steps move them and keep it: it counts."""
+    monkeypatch.setattr(invariants, "BEYOND_TRACES", False)
+    late = TWO_CLOCKS.replace("{bug}", "")
+    for call in ('\nLock(t) == pc[t] = "idle"', '\nTryLock(t) == pc[t] = "idle"'):
+        assert late.count(call) == 1
+        late = late.replace(call, call.replace(" == ", " == n + m >= 1000 /\\ "))
+
+    def mutex(result: PhaseResult) -> dict:
+        return next(t for t in result.details["templates"] if t["name"] == "LockConsistency")
+
+    shallow = _deep_p4(scorer, tmp_path / "bfs-only", late, 0)
+    assert mutex(shallow)["status"] == "failed" and "one value in every explored state" in mutex(shallow)["reason"]
+    deep = _deep_p4(scorer, tmp_path / "deep", late, 1)
+    assert mutex(deep)["status"] == "passed", mutex(deep)
+    assert "move in a seeded random behaviour (seed 1 of 1) that keeps it" in mutex(deep)["reason"], mutex(deep)
+    assert deep.score > shallow.score
+
+
 DEGRADATIONS = st.sampled_from(["drop the mapping", "a variable the spec lacks", "an action the spec lacks",
                                 "a list where a map belongs", "the correct mapping"])
 

@@ -71,6 +71,9 @@ EmptyAll(first, last) == \\A register \\in first..last : TLCSet(register, {{}})
 Moved(register, value, what) ==
     IF TLCGet(register) = 0 THEN TLCSet(register, 1) /\\ TLCSet(register + 1, ToString(value))
     ELSE TLCGet(register) = 2 \\/ TLCGet(register + 1) = ToString(value) \\/ (TLCSet(register, 2) /\\ PrintT(what))
+MovedInBehaviour(register, value, what) ==
+    IF TLCGet("level") <= 1 THEN TLCSet(register, 1) /\\ TLCSet(register + 1, ToString(value))
+    ELSE TLCGet(register) = 2 \\/ TLCGet(register + 1) = ToString(value) \\/ (TLCSet(register, 2) /\\ PrintT(what))
 SeenFor(register, who, what) == who \\notin TLCGet(register) /\\ TLCSet(register, TLCGet(register) \\cup {{who}}) /\\ PrintT(what)"""
     return modules.module(name, body, ("Naturals", "TLC"))
 

@@ -57,6 +57,7 @@ MOVED = "SysmoMoved"
 #: template without a premise took a second value; and the label printed when it does.
 MOVED_REGISTER = 28_000
 MOVED_LABEL = "moved"
+IN_BEHAVIOURS = "InBehaviours"
 BOUNDED_NOTE = "work bound reached"
 TRACE_PREVIEW = 12
 
@@ -411,9 +412,14 @@ def moved_lines(variables: Sequence[str], mark: str, reader: _Reader) -> list[st
     if not variables:
         return []
     bind, values = reader.values([f"SysmoValue_{v}" for v in variables])
-    parts = [f'SysmoWork!Moved({MOVED_REGISTER + 2 * k}, {value}, <<"{mark}", "{MOVED_LABEL}", "{v}">>)'
-             for k, (v, value) in enumerate(zip(variables, values))]
-    return [f"{PREFIX}{MOVED} ==\n    {bind}/\\ " + "\n       /\\ ".join(parts),
+
+    def parts(marker: str) -> str:
+        return "\n       /\\ ".join(f'SysmoWork!{marker}({MOVED_REGISTER + 2 * k}, {value}, <<"{mark}", "{MOVED_LABEL}", "{v}">>)'
+                                   for k, (v, value) in enumerate(zip(variables, values)))
+    # Seeded behaviours (TLC's registers are the simulating worker's own, empty at its start):
+    # each variable against its value where the behaviour starts.
+    return [f"{PREFIX}{MOVED} ==\n    {bind}/\\ " + parts("Moved"),
+            f"{PREFIX}{MOVED}{IN_BEHAVIOURS} ==\n    {bind}/\\ " + parts("MovedInBehaviour"),
             f"ASSUME SysmoWork!ForgetAll({MOVED_REGISTER}, {MOVED_REGISTER + 2 * len(variables)})"]
 
 
@@ -542,7 +548,7 @@ class _Checker:
         if self.reached is not None:
             self.reached |= {v[2] for v in marks if isinstance(v, tuple) and len(v) == 3 and v[1] == PREMISE_LABEL}
         if self.moved is not None:
-            self.moved |= {v[2] for v in marks if isinstance(v, tuple) and len(v) == 3 and v[1] == MOVED_LABEL}
+            self.moved |= _moved_marks(marks)
         if self.traced is not None:
             for value in marks:
                 if isinstance(value, tuple) and len(value) == 3 and value[1] == WITHIN_LABEL and isinstance(value[2], frozenset):
@@ -721,6 +727,7 @@ def _deeper(checker: _Checker, templates: Sequence[InvariantTemplate], outcomes:
                 f"{settings.depth} steps): {result.summary()}", by_name[hit.name].states, _trace_preview(result))
             held.remove(hit)
     _premises_deeper(checker, held, by_name)
+    _moved_deeper(checker, held, by_name)
     return [by_name[o.name] for o in outcomes]
 
 
@@ -746,6 +753,32 @@ def _premises_deeper(checker: _Checker, held: list[InvariantTemplate], by_name: 
                 f"{outcome.reason}; its premise, which the BFS did not reach within its work bound, holds in a "
                 f"seeded random behaviour (seed {seed} of {settings.simulations}) that keeps it"))
             unreached.remove(hit)
+
+
+def _moved_deeper(checker: _Checker, held: list[InvariantTemplate], by_name: dict[str, TemplateOutcome]) -> None:
+    """The same for a safety template without a premise whose variables kept their first value
+    in every state the BFS explored within its work bound: where they move in a seeded random
+    behaviour that keeps it, it says something about the spec."""
+    if checker.moved is None:
+        return
+    settings, task = checker.task.invariants, checker.task
+    still = [t for t in held if not t.premise and task.variables_read(t) and not checker.moved & set(task.variables_read(t))]
+    for seed in range(1, settings.simulations + 1):
+        if not still:
+            break
+        result = checker.simulate(seed, [MOVED + IN_BEHAVIOURS], "moved")
+        checker.moved |= _moved_marks(_work.marked(result, checker.mark))
+        for template in [t for t in still if checker.moved & set(task.variables_read(t))]:
+            outcome = by_name[template.name]
+            by_name[template.name] = dataclasses.replace(outcome, reason=(
+                f"{outcome.reason}; the variables it reads, which kept their first value within the BFS's work "
+                f"bound, move in a seeded random behaviour (seed {seed} of {settings.simulations}) that keeps it"))
+            still.remove(template)
+
+
+def _moved_marks(marks: Sequence[Any]) -> set[str]:
+    """The variables a run printed as moved."""
+    return {v[2] for v in marks if isinstance(v, tuple) and len(v) == 3 and v[1] == MOVED_LABEL}
 
 
 def _named_violation(result: TlcResult, remaining: list[InvariantTemplate],
