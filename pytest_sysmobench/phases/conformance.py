@@ -201,10 +201,6 @@ def _nearest_step(ctx: CellContext, codec: Codec, config: Config, action: str, w
 SHOWN_DIFFERENCES = 6
 
 
-def _traces_module(ctx: CellContext, codec: Codec, name: str, traces: Sequence[Trace]) -> CheckModule:
-    return check_module(ctx, name, "\n".join(codec.definitions()) + _traces_check(ctx, codec, traces).body, codec)
-
-
 def _traces_check(ctx: CellContext, codec: Codec, traces: Sequence[Trace]) -> Beside:
     """Every whole trace in one run: each step of trace ``t`` the spec takes prints ``<<mark, t,
     i>>`` for the ``i``-th state reached, so one TLC run says how far the spec follows each."""
@@ -383,18 +379,17 @@ def _check_actions(ctx: CellContext, codec: Codec, config: Config, windows: dict
 
 
 def _check_traces(ctx: CellContext, codec: Codec, config: Config, traces: Sequence[Trace],
-                  shared: Beside | None = None) -> list[dict[str, Any]]:
+                  check: Beside) -> list[dict[str, Any]]:
     """How far the spec follows each whole trace (a diagnostic beside the windows, which score):
-    read from the run it ``shared`` with the precision check, unless that run could not say (an
-    error, a bound, or no trace's first state taken: alone, no initial state is its own verdict)."""
-    reached = _reached(shared.result, shared.mark) if shared is not None and shared.result is not None else {}
-    if reached:
-        result = shared.result
-    else:
-        module = _traces_module(ctx, codec, f"{ctx.module}_SysmoTraces", traces)
+    read from the run the ``check`` shared with the precision check, unless that run could not
+    say (an error, a bound, or no trace's first state taken: alone, no initial state is its own
+    verdict)."""
+    result = check.result
+    reached = _reached(result, check.mark) if result is not None else {}
+    if result is None or not reached:
+        module = check_module(ctx, f"{ctx.module}_SysmoTraces", "\n".join(codec.definitions()) + check.body, codec)
         result = run_check(ctx, "traces", module, config, "SysmoTraceInit", "SysmoTraceNext")
-        if result.verdict is not Verdict.VACUOUS:
-            reached = _reached(result, module.mark)
+        reached = _reached(result, module.mark) if result.verdict is not Verdict.VACUOUS else {}
     return [{"trace": trace.name, "states": len(trace.states), "accepted_prefix": reached.get(k, 0),
              "accepted": reached.get(k, 0) == len(trace.states), "verdict": result.verdict.value}
             for k, trace in enumerate(traces, start=1)]
