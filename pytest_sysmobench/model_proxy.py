@@ -13,7 +13,7 @@ import json
 import secrets
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from .llm import ModelConfig, _cost, _litellm
@@ -47,9 +47,6 @@ class ModelUse:
     #: Which limit of the budget was spent (the first request refused names it), or "".
     budget_spent: str = ""
     errors: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class ModelEndpoint:

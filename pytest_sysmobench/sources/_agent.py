@@ -89,6 +89,8 @@ class AgentSource:
         try:
             prompt = render(task, stages("direct")[0], self.traces_dir)
             sandbox.bwrap()
+            limits = sandbox.Limits(self.config.max_memory_mb, self.config.max_file_mb)
+            limits.prefix()
         except (SourceMissing, sandbox.SandboxMissing) as exc:  # ours to provide, not the agent's to lack
             return replace(base, generation_error=str(exc), generation=info)
         with tempfile.TemporaryDirectory(prefix="sysmobench-agent-") as scratch:
@@ -100,8 +102,7 @@ class AgentSource:
                 endpoint = running.enter_context(self._endpoint()) if self.model is not None else None
                 served = endpoint.environment() if endpoint is not None else {}
                 run = sandbox.run(self._command(task, workspace, tools, served), self.config.timeout_s,
-                                  Path(scratch) / "transcript.txt",
-                                  sandbox.Limits(self.config.max_memory_mb, self.config.max_file_mb))
+                                  Path(scratch) / "transcript.txt", limits)
             info.update(seconds=round(run.seconds, 3), exit_code=run.exit_code, timed_out=run.timed_out,
                         checks=checks.used, max_checks=self.config.max_checks, usage_reported=_usage(workspace))
             if endpoint is not None:  # counted by the benchmark, beside whatever the agent reports
