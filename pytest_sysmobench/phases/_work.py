@@ -68,12 +68,11 @@ Seen(register, what) == TLCSet(register, 1) /\\ PrintT(what)
 Forget(register) == TLCSet(register, 0)
 ForgetAll(first, last) == \\A register \\in first..last : TLCSet(register, 0)
 EmptyAll(first, last) == \\A register \\in first..last : TLCSet(register, {{}})
-Moved(register, value, what) ==
-    IF TLCGet(register) = 0 THEN TLCSet(register, 1) /\\ TLCSet(register + 1, ToString(value))
+MovedSince(fresh, register, value, what) ==
+    IF fresh THEN TLCSet(register, 1) /\\ TLCSet(register + 1, ToString(value))
     ELSE TLCGet(register) = 2 \\/ TLCGet(register + 1) = ToString(value) \\/ (TLCSet(register, 2) /\\ PrintT(what))
-MovedInBehaviour(register, value, what) ==
-    IF TLCGet("level") <= 1 THEN TLCSet(register, 1) /\\ TLCSet(register + 1, ToString(value))
-    ELSE TLCGet(register) = 2 \\/ TLCGet(register + 1) = ToString(value) \\/ (TLCSet(register, 2) /\\ PrintT(what))
+Moved(register, value, what) == MovedSince(TLCGet(register) = 0, register, value, what)
+MovedInBehaviour(register, value, what) == MovedSince(TLCGet("level") <= 1, register, value, what)
 SeenFor(register, who, what) == who \\notin TLCGet(register) /\\ TLCSet(register, TLCGet(register) \\cup {{who}}) /\\ PrintT(what)"""
     return modules.module(name, body, ("Naturals", "TLC"))
 
