@@ -157,6 +157,15 @@ CATALOG_KEYS = ("models", "evaluator", "agents")
 
 
 @dataclass(frozen=True)
+class Budget:
+    """What one agent cell may spend through its model endpoint; None: no limit of that kind."""
+
+    requests: int | None = None
+    tokens: int | None = None
+    usd: float | None = None
+
+
+@dataclass(frozen=True)
 class AgentConfig:
     """A coding agent: a command run in a fresh workspace inside a sandbox (``agent:NAME``)."""
 
@@ -175,10 +184,8 @@ class AgentConfig:
     #: The model the cell's own endpoint serves the agent (a name under ``models:`` or a litellm
     #: id): its key stays outside the sandbox, and its use is counted by the benchmark.
     model: str | None = None
-    #: What the agent may spend through that endpoint: requests, tokens, dollars (None: no limit).
-    budget_requests: int | None = None
-    budget_tokens: int | None = None
-    budget_usd: float | None = None
+    #: What the agent may spend through that endpoint.
+    budget: Budget = Budget()
     #: Each of its processes' address space, and any file it writes, in MB (None: no limit).
     max_memory_mb: int | None = None
     max_file_mb: int | None = 1024
@@ -218,7 +225,7 @@ def _agent_entry(name: str, raw: Any, where: str) -> AgentConfig:
         raise ModelConfigError(f"{where}.model: expected the name of a model (under 'models:' or a litellm id)")
     return AgentConfig(name, tuple(command), timeout_s, max_checks,
                        tuple(Path(p).expanduser().resolve() for p in read_only), {k: str(v) for k, v in env.items()},
-                       tuple(passed), model, *_agent_budget(raw.get("budget"), f"{where}.budget"),
+                       tuple(passed), model, _agent_budget(raw.get("budget"), f"{where}.budget"),
                        *(_megabytes(raw, key, where, default) for key, default in (("max_memory_mb", None),
                                                                                    ("max_file_mb", 1024))))
 
@@ -233,10 +240,10 @@ def _megabytes(raw: Mapping[str, Any], key: str, where: str, default: int | None
     return value
 
 
-def _agent_budget(raw: Any, where: str) -> tuple[int | None, int | None, float | None]:
+def _agent_budget(raw: Any, where: str) -> Budget:
     """``budget: {requests: N, tokens: N, usd: X}``, each optional and positive."""
     if raw is None:
-        return None, None, None
+        return Budget()
     if not isinstance(raw, Mapping) or not set(raw) <= {"requests", "tokens", "usd"}:
         raise ModelConfigError(f"{where}: expected a mapping of requests, tokens and usd")
     try:
@@ -246,7 +253,7 @@ def _agent_budget(raw: Any, where: str) -> tuple[int | None, int | None, float |
         raise ModelConfigError(f"{where}: requests and tokens are whole numbers, usd a number: {exc}") from exc
     if any(v is not None and v <= 0 for v in (requests, tokens, usd)):
         raise ModelConfigError(f"{where}: each limit must be positive (leave it out for no limit)")
-    return requests, tokens, usd
+    return Budget(requests, tokens, usd)
 
 
 def load_catalog(path: Path | None) -> ModelCatalog:

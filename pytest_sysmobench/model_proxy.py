@@ -16,21 +16,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .llm import ModelConfig, _cost, _litellm
+from .llm import Budget, ModelConfig, _cost, _litellm
 
 #: What a request may carry on to the model; the model's own configured parameters win.
 FORWARDED = ("messages", "tools", "tool_choice", "response_format", "stop", "max_tokens", "temperature", "top_p",
              "seed", "parallel_tool_calls")
 MAX_REQUEST_BYTES = 8_000_000
-
-
-@dataclass(frozen=True)
-class Budget:
-    """What one agent cell may spend through its endpoint; None: no limit of that kind."""
-
-    requests: int | None = None
-    tokens: int | None = None
-    usd: float | None = None
 
 
 @dataclass

@@ -25,7 +25,7 @@ from typing import Any
 
 from .. import sandbox
 from ..llm import AgentConfig, ModelConfig
-from ..model_proxy import Budget, ModelEndpoint
+from ..model_proxy import ModelEndpoint
 from ..prompts import SourceMissing, render, stages
 from ..scoring import gate_verdict
 from ..tasks import Task
@@ -129,8 +129,7 @@ class AgentSource:
 
     def _endpoint(self) -> ModelEndpoint:
         assert self.model is not None
-        config = self.config
-        return ModelEndpoint(self.model, Budget(config.budget_requests, config.budget_tokens, config.budget_usd))
+        return ModelEndpoint(self.model, self.config.budget)
 
     def _command(self, task: Task, workspace: Path, tools: Path, served: dict[str, str]) -> list[str]:
         passed = {name: os.environ[name] for name in self.config.pass_env if name in os.environ}
