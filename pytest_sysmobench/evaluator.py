@@ -144,7 +144,7 @@ Answer with one JSON object and nothing else (a version-2 mapping):
               or {{"stutter": "<condition over the spec's variables where it takes the action as a step that changes nothing>"}}
               or [<several of those: the canonical step may be any of them>]}},
  "internal": [{{"action": "<spec action that may take unobserved steps>", "args": [...], "exists": {{...}}}}],
- "unmodelled": ["<canonical variable the spec has no counterpart for>"],
+ "unmodelled": ["<canonical variable the spec has no counterpart for>", "<variable>.<record field its values lack>"],
  "absent": ["<canonical action the spec does not have>"]}}
 
 Rules:

@@ -175,6 +175,14 @@ class Mapping:
     #: Canonical actions the spec does not have, though it may define an operator of the same
     #: name (its own ``TryRead`` a blocking request): no operator is taken for them.
     absent: tuple[str, ...] = ()
+    #: Record fields a mapped canonical variable holds that the spec's values lack
+    #: (``unmodelled: [messages.lastLog]``): every reading of the variable is compared with the
+    #: field taken out of each record in it, at any depth.
+    unmodelled_fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def stripped(self, canonical: str) -> tuple[str, ...]:
+        """The fields a canonical variable's readings are compared without."""
+        return next((f for v, f in self.unmodelled_fields if v == canonical), ())
 
     def substitutions(self, given: TMapping[str, str] | None = None, every: bool = False) -> str:
         """The WITH clause of an INSTANCE of the canonical module inside the spec.  An unmodelled
@@ -193,6 +201,7 @@ class Mapping:
             return "identity mapping (the spec uses the canonical names)"
         parts = [f"{n} <- {e}" for n, e in self.constants] + [v.describe() for v in self.variables]
         parts += [f"{name} unmodelled" for name in self.unmodelled]
+        parts += [f"{var}.{f} unmodelled" for var, fields in self.unmodelled_fields for f in fields]
         parts += [f"{name} absent" for name in self.absent]
         parts += [s.describe() for s in self.state]
         parts += [a.describe() for a in self.actions if a.calls != (ActionCall(a.canonical),)]
@@ -425,7 +434,11 @@ def mapping_from_data(data: Any, task: Task, path: str) -> Mapping:
     for name in variables_raw:
         if name not in canonical_vars:
             raise MappingError(f"{where} variables.{name} is not a canonical variable of task {task.name}")
-    unmodelled = _canonical_names(fields.get("unmodelled"), where, "unmodelled", canonical_vars, set(variables_raw),
+    listed = fields.get("unmodelled")
+    unmodelled_fields = _unmodelled_fields(listed, where, variables_raw)
+    if isinstance(listed, list):
+        listed = [n for n in listed if not (isinstance(n, str) and "." in n)]
+    unmodelled = _canonical_names(listed, where, "unmodelled", canonical_vars, set(variables_raw),
                                   "variable", "the spec does not model", "variables")
     # Left out is unmodelled too; the list says so on purpose (and the board shows both alike).
     unmodelled += tuple(sorted(canonical_vars - set(variables_raw) - set(unmodelled)))
@@ -459,7 +472,28 @@ def mapping_from_data(data: Any, task: Task, path: str) -> Mapping:
                            for n, e in _mapping_of(fields.get("spec_constants"), f"{where} spec_constants").items())
     return Mapping(constants, variables, tuple(actions), identity=False, source=path, state=tuple(state),
                    internal=internal, version=int(version), unmodelled=unmodelled, spec_constants=spec_constants,
-                   absent=absent)
+                   absent=absent, unmodelled_fields=unmodelled_fields)
+
+
+def _unmodelled_fields(raw: Any, where: str, mapped: TMapping[Any, Any]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The ``variable.field`` entries of ``unmodelled``: a record field the spec's values of a
+    mapped variable lack (raft.tla's answers carry no ``lastLog``)."""
+    if not isinstance(raw, list):
+        return ()
+    found: dict[str, list[str]] = {}
+    for k, entry in enumerate(raw):
+        if not isinstance(entry, str) or "." not in entry:
+            continue
+        var, _, name = entry.partition(".")
+        if var not in mapped:
+            raise MappingError(f"{where} unmodelled[{k}]: {entry!r:.80}: {var!r:.40} is not a canonical variable "
+                               "mapped under variables (a field can be left out only of a variable the spec models)")
+        if not IDENTIFIER.fullmatch(name):
+            raise MappingError(f"{where} unmodelled[{k}]: {entry!r:.80}: {name!r:.40} is not a record field name")
+        found.setdefault(var, [])
+        if name not in found[var]:
+            found[var].append(name)
+    return tuple((var, tuple(names)) for var, names in found.items())
 
 
 def _canonical_names(raw: Any, where: str, field: str, known: Iterable[str], mapped: set[str], kind: str,

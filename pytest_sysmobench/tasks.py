@@ -331,6 +331,10 @@ class Task:
         """The canonical variables TLA+ text over the vocabulary reads, through the task's definitions too."""
         return _variables_read(tla, self.template_definitions, frozenset(v.name for v in self.vocabulary.variables))
 
+    def fields_read(self, tla: str) -> frozenset[str]:
+        """The record fields TLA+ text over the vocabulary names, itself or through the task's definitions."""
+        return _fields_read(tla, self.template_definitions)
+
     def vocabulary_type(self, variable: str) -> str:
         return next((v.type for v in self.vocabulary.variables if v.name == variable), "?")
 
@@ -341,10 +345,31 @@ class Task:
 
 @functools.lru_cache(maxsize=512)
 def _variables_read(tla: str, definitions: str, variables: frozenset[str]) -> frozenset[str]:
-    from .tla.grammar import referenced_names
+    return frozenset(_names_read(tla, definitions) & variables)
+
+
+@functools.lru_cache(maxsize=512)
+def _fields_read(tla: str, definitions: str) -> frozenset[str]:
+    from .tla.grammar import fields_named
+
+    texts = _units(definitions)
+    return frozenset().union(fields_named(tla), *(fields_named(texts[n]) for n in _names_read(tla, definitions)
+                                                 if n in texts))
+
+
+@functools.lru_cache(maxsize=64)
+def _units(definitions: str) -> dict[str, str]:
     from .tla.modules import module, top_level_units
 
-    uses = {u.name: referenced_names(u.text) for u in top_level_units(module("SysmoDefinitions", definitions))}
+    return {u.name: u.text for u in top_level_units(module("SysmoDefinitions", definitions))}
+
+
+@functools.lru_cache(maxsize=512)
+def _names_read(tla: str, definitions: str) -> frozenset[str]:
+    """Every name TLA+ text refers to, itself or through the definitions it names."""
+    from .tla.grammar import referenced_names
+
+    uses = {name: referenced_names(text) for name, text in _units(definitions).items()}
     seen: set[str] = set()
     pending = set(referenced_names(tla))
     while pending:
@@ -352,7 +377,7 @@ def _variables_read(tla: str, definitions: str, variables: frozenset[str]) -> fr
         if name not in seen:
             seen.add(name)
             pending |= uses.get(name, frozenset())
-    return frozenset(seen & variables)
+    return frozenset(seen)
 
 
 class _Fields:

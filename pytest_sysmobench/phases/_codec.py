@@ -21,7 +21,7 @@ from ..tla.grammar import rename_references
 from ..tla.messages import TlcResult, Verdict
 from ..tla.values import Shared, format_value, record_literal, tla_literal
 from ..traces import Corpus
-from . import _work
+from . import _fields, _work
 from ._context import CellContext
 
 BUDGET_S = 60.0
@@ -74,6 +74,8 @@ class Codec:
     provenance: TMapping[str, Any] = field(default_factory=dict)
     #: Definitions of the spec constants a mapping binds to the traces (``spec_constants``).
     constants: tuple[str, ...] = ()
+    #: ``SysmoStrip_<variable>``: how a variable with record fields the spec leaves out is read.
+    strips: tuple[str, ...] = ()
     #: How many distinct trace states the mapping was checked against.
     checked: int = 0
     #: Trace states (as record literals) with no spec state that maps back onto them, and why.
@@ -115,14 +117,22 @@ class Codec:
         return text
 
     def _record(self, state: TMapping[str, Any]) -> str:
-        fields = [f"{s.var} |-> {s.translate.canonical_to_spec(state[s.translate.canonical], self.shared)}"
+        fields = [f"{s.var} |-> {s.translate.canonical_to_spec(self._seen(state, s.translate.canonical), self.shared)}"
                   for s in self.mapping.spec_state() if s.translate is not None]
         if self.uses_canon:
             fields.append(f"{CANON} |-> {record_literal(state, self.shared)}")
         return "[" + ", ".join(fields) + "]" if fields else "[sysmo_empty |-> TRUE]"
 
+    def _seen(self, state: TMapping[str, Any], canonical: str) -> Any:
+        return _fields.strip(state[canonical], self.mapping.stripped(canonical))
+
+    def canon_reading(self, record: str, canonical: str) -> str:
+        """What a spec state must read as for a canonical variable of the record's ``canon``
+        (the fields the spec leaves out taken out)."""
+        return _fields.read(self.mapping, canonical, f"{record}.{CANON}.{canonical}")
+
     def definitions(self) -> list[str]:
-        defs = []
+        defs = list(self.strips)
         for s in self.mapping.state:
             if s.eq is not None:
                 defs.append(f"SysmoState_{s.var}({CANON}) ==\n{indented(s.eq)}")
@@ -160,7 +170,7 @@ class Codec:
         parts += [f"{s.var} \\in SysmoAmong_{s.var}({record}.{CANON})" for s in self.mapping.state if s.among]
         parts += [f"{var} \\in {values}" for var, values in self.defaults]
         for f in self.mapping.filters():
-            seen = f"{record}.{CANON}.{f.canonical}"
+            seen = self.canon_reading(record, f.canonical)
             relation = "\\subseteq" if f.history else "="
             parts.append(f"SysmoAbs_{f.canonical} {relation} {seen}")
         return parts
@@ -172,11 +182,12 @@ class Codec:
             if s.translate is not None:
                 items.append(Observed(s.var, f"{s.var}'", f"{record}.{s.var}"))
         for f in self.mapping.filters():
-            seen = f"{record}.{CANON}.{f.canonical}"
+            seen = self.canon_reading(record, f.canonical)
             if not f.history:
                 items.append(Observed(f.canonical, f"SysmoAbs_{f.canonical}'", seen))
             elif before is not None:
-                items.append(Observed(f.canonical, f"{before}.{CANON}.{f.canonical} \\cup SysmoAbs_{f.canonical}'", seen))
+                items.append(Observed(f.canonical, f"{self.canon_reading(before, f.canonical)} \\cup SysmoAbs_{f.canonical}'",
+                                      seen))
             else:
                 items.append(Observed(f.canonical, f"SysmoAbs_{f.canonical}'", seen, "\\subseteq"))
         return items
@@ -466,6 +477,13 @@ def _check_mapping(ctx: CellContext, codec: Codec, config: Config, corpus: Corpu
     return dataclasses.replace(codec, lost=frozenset(keys[i - 1] for i in lost), lost_reason=reason)
 
 
+def _strips(mapping: Mapping, corpus: Corpus) -> tuple[str, ...]:
+    try:
+        return _fields.definitions(mapping, (state for trace in corpus.traces for state in trace.states))
+    except ValueError as exc:
+        raise MappingProblem(f"mapping unmodelled: the fields left out cannot be read: {exc}") from None
+
+
 def prepare_codec(ctx: CellContext, mapping: Mapping, corpus: Corpus,
                   provenance: TMapping[str, Any] | None = None) -> tuple[Codec, Config]:
     """The mapping made ready for checks (defaults read, checked against the traces), or raise
@@ -478,7 +496,8 @@ def prepare_codec(ctx: CellContext, mapping: Mapping, corpus: Corpus,
             _, spec_variables = ctx.candidate.declared()
             config = constants_config(ctx, mapping, corpus.constants)
             constants = tuple(constant_definitions(mapping, corpus.constants))
-            codec = _defaults(ctx, Codec(mapping, tuple(spec_variables), constants=constants), config)
+            strips = _strips(mapping, corpus)
+            codec = _defaults(ctx, Codec(mapping, tuple(spec_variables), constants=constants, strips=strips), config)
             memo[key] = (_check_mapping(ctx, codec, config, corpus), config)
         except MappingProblem as exc:
             memo[key] = exc

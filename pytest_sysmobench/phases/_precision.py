@@ -44,7 +44,7 @@ from ..tla.grammar import declared_names, next_parts, rename_names, rename_refer
 from ..tla.messages import UNFINISHED, TlcResult, Verdict
 from ..tla.values import format_value, record_literal, tla_literal, value_differences
 from ..traces import Corpus, Window
-from . import _work
+from . import _fields, _work
 from ._codec import (BUDGET_S, Codec, CheckModule, action_step, arguments_definition, check_module, conj,
                      constant_literal, mapping_fault, prepare_codec, tla_tuple, work_files)
 from ._context import CellContext
@@ -294,14 +294,16 @@ def _reference(ctx: CellContext, corpus: Corpus, codec: Codec, modelled: Sequenc
         defs += sdefs
         arms.append(f"\\/ sysmo_x[1] = {k} /\\ ({step})")
     steps_text = ["SysmoRStep(sysmo_x, sysmo_c) ==\n    " + ("\n    ".join(arms) if arms else "FALSE")]
-    readings = {v.canonical: v.spec_to_canonical() for v in rcodec.mapping.variables}
+    # The reference's readings as the spec's are: without the fields the spec leaves out.
+    readings = {v.canonical: _fields.read(codec.mapping, v.canonical, v.spec_to_canonical())
+                for v in rcodec.mapping.variables}
     missing = [v for v in modelled if v not in readings]
     if missing:
         raise ReferenceUnfit(f"task {task.name}: its reference's mapping does not read {', '.join(missing)}")
     next_ = rctx.next_action()
     if next_ is None:
         raise ReferenceUnfit(f"task {task.name}: its reference's next-state action is not named")
-    body = "\n".join(defs + steps_text) + f"""
+    body = "\n".join([*codec.strips, *defs, *steps_text]) + f"""
 SysmoRBind(sysmo_r) ==
     /\\ {conj(rcodec.bind("sysmo_r", False))}
 SysmoRRead == {_reading_record(modelled, readings)}
@@ -415,7 +417,7 @@ def check_precision(ctx: CellContext, codec: Codec, config: Config, corpus: Corp
                         result):
                     break
                 tag += "-alone"
-    _explain(ctx, reference, states, dict(everyone), result, modelled)
+    _explain(ctx, reference, states, dict(everyone), result, modelled, codec.mapping)
     return result
 
 
@@ -529,7 +531,7 @@ def _module_body(ctx: CellContext, codec: Codec, corpus: Corpus, reference: _Ref
     varying = _varying(codec)
     rep_print = f'\n    /\\ PrintT(<<"SYSMO_MARK", "{REPRESENTED}", sysmo_w, sysmo_rep>>)' if varying else ""
     width = len(task.vocabulary.actions) + 1
-    readings = {v.canonical: _reading(v, canon) for v in codec.mapping.variables}
+    readings = {v.canonical: _reading(codec, v, canon) for v in codec.mapping.variables}
     substitutions = ",\n    ".join(reference.substitutions)
     # Level 1 (every initial state is taken before any of its successors): the reference's steps,
     # each seen as (state, instance, canonical reading).  Level 2 on: the spec's.  A step of the
@@ -680,10 +682,11 @@ def _final(codec: Codec, plan: _Plan, internal: str) -> str:
     return f"({others}) \\/ " + " \\/ ".join(arms)
 
 
-def _reading(variable: Any, canon: str) -> str:
+def _reading(codec: Codec, variable: Any, canon: str) -> str:
     """The canonical variable read from the spec's state (a history: all it has shown so far)."""
     if variable.history:
-        return f"({canon}.{variable.canonical} \\cup {variable.spec_to_canonical()})"
+        shown = _fields.read(codec.mapping, variable.canonical, f"{canon}.{variable.canonical}")
+        return f"({shown} \\cup {variable.spec_to_canonical()})"
     return variable.spec_to_canonical()
 
 
@@ -707,7 +710,7 @@ WHY = "why"
 
 
 def _explain(ctx: CellContext, reference: _Reference, states: Sequence[TMapping[str, Any]],
-             names: TMapping[int, str], result: Precision, modelled: Sequence[str]) -> None:
+             names: TMapping[int, str], result: Precision, modelled: Sequence[str], mapping: Mapping) -> None:
     """Says, for each action's first extra step, what the system does instead from the same
     state: one small run of the reference alone, which takes the same instance's steps (or any
     step, for a step of no action) and prints what each reads as."""
@@ -743,7 +746,7 @@ SysmoNext ==
             if isinstance(value, tuple) and len(value) == 4 and value[1] == WHY and isinstance(value[2], int):
                 steps.setdefault(value[2], []).append(value[3])
     for j, (action, (w, k, args, reading)) in enumerate(asked, start=1):
-        result.actions[action].first = _describe(states[w], names.get(k, OTHER), args, reading, modelled,
+        result.actions[action].first = _describe(_fields.stripped_state(states[w], mapping), names.get(k, OTHER), args, reading, modelled,
                                                  steps.get(j, []) if run.verdict is Verdict.OK else None,
                                                  result.origin)
 
@@ -848,7 +851,7 @@ def moving(ctx: CellContext, codec: Codec, config: Config, corpus: Corpus, actio
         defs += sdefs
         arms.append(f"\\/ sysmo_x[1] = {k} /\\ ({step})")
     modelled = [v.canonical for v in codec.mapping.variables]
-    readings = {v.canonical: _reading(v, canon) for v in codec.mapping.variables}
+    readings = {v.canonical: _reading(codec, v, canon) for v in codec.mapping.variables}
     before = _reading_record(modelled, {v: f"{canon}.{v}" for v in modelled})
     body = "\n".join(defs) + f"""
 VARIABLES sysmo_w, sysmo_i

@@ -50,6 +50,7 @@ from ..tla.cfg import Config
 from ..tla.messages import UNFINISHED, TlcResult, Verdict
 from ..traces import Corpus, Trace, Window
 from . import _work
+from ._fields import writes_left_out
 from ._codec import (BUDGET_S, CheckModule, Codec, MappingProblem, action_step, check_module, conj, mapping_fault,
                      marked_ids, prepare_codec, run_check, tla_tuple)
 from ._context import CellContext, evaluator_failure, no_mapping
@@ -253,11 +254,16 @@ class _ActionOutcome:
         return 1.0 if self.recalled and (self.precision is None or self.precision.complete) else 0.0
 
 
-def _hidden_change(window: Window, unmodelled: Sequence[str]) -> list[str]:
-    """The unmodelled variables a step changes.  The spec has no counterpart for them, so it
-    cannot show that part of the step: the window fails, or leaving a variable out would raise
-    the score of a spec that is wrong in it."""
-    return [v for v in unmodelled if window.pre.get(v) != window.post.get(v)]
+def _hidden_change(window: Window, mapping: Mapping) -> list[str]:
+    """The unmodelled variables a step changes, and the variables in whose records it writes a
+    field the spec leaves out (``messages.lastLog``).  The spec has no counterpart for them, so
+    it cannot show that part of the step: the window fails, or leaving a variable or a field out
+    would raise the score of a spec that is wrong in it."""
+    changed = [v for v in mapping.unmodelled if window.pre.get(v) != window.post.get(v)]
+    for var, fields in mapping.unmodelled_fields:
+        if writes_left_out(window.pre.get(var), window.post.get(var), fields):
+            changed.append(f"{var} (its {', '.join(fields)})")
+    return changed
 
 
 def _failed_action(action: str, windows: list[Window], why: str) -> _ActionOutcome:
@@ -283,7 +289,7 @@ def _screen(ctx: CellContext, codec: Codec, action: str, windows: list[Window]) 
         return _failed_action(action, windows, f"the spec has no action for {action} ({why})")
     representable = [w for w in windows if not codec.lost
                      or (record_literal(w.pre) not in codec.lost and record_literal(w.post) not in codec.lost)]
-    shown = [w for w in representable if not _hidden_change(w, codec.mapping.unmodelled)]
+    shown = [w for w in representable if not _hidden_change(w, codec.mapping)]
     unique: dict[str, Window] = {}
     for window in shown:
         unique.setdefault(window.key(), window)
@@ -295,7 +301,7 @@ def _screen(ctx: CellContext, codec: Codec, action: str, windows: list[Window]) 
         outcome.first_failure = next(w for w in windows if w not in representable).describe()
     elif outcome.unmodelled_changes:
         first = next(w for w in representable if w not in shown)
-        outcome.first_failure = (f"{first.describe()}\n  changes {', '.join(_hidden_change(first, codec.mapping.unmodelled))}, "
+        outcome.first_failure = (f"{first.describe()}\n  changes {', '.join(_hidden_change(first, codec.mapping))}, "
                                  "which the mapping leaves unmodelled")
     if not distinct:
         outcome.error = (f"every window has a state the spec cannot represent under its mapping ({codec.lost_reason})"
@@ -501,7 +507,7 @@ def _verdict(outcomes: list[_ActionOutcome], whole: list[dict[str, Any]], corpus
         "traces": whole,
         "trace_corpus_sha256": corpus.sha256,
         "mapping": codec.mapping.describe(),
-        "unmodelled": list(codec.mapping.unmodelled),
+        "unmodelled": list(codec.mapping.unmodelled) + [f"{v}.{f}" for v, fs in codec.mapping.unmodelled_fields for f in fs],
         "defaults": dict(codec.defaults),
         **codec.provenance,
     }
@@ -509,7 +515,7 @@ def _verdict(outcomes: list[_ActionOutcome], whole: list[dict[str, Any]], corpus
         return PhaseResult("conformance", Status.SKIPPED, None, "skipped: the traces have no windows of target actions",
                            details, cause=Cause.NO_TRACES)
     failing = [o for o in outcomes if o.score < 1.0]
-    unmodelled = codec.mapping.unmodelled
+    unmodelled = details["unmodelled"]
     judged = (f" (judged on the variables the spec models; unmodelled: {', '.join(unmodelled)}; "
               "a step that changes one fails)") if unmodelled else ""
     if not failing and other.complete:

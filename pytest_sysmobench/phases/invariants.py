@@ -41,6 +41,7 @@ from ..traces import Corpus
 from . import _work
 from ._beyond import BEYOND_TRACES, beyond_traces
 from ._codec import MappingProblem, prepare_codec
+from ._fields import strip
 from ._context import CellContext, evaluator_failure, no_mapping
 from ._infer import given_or_inferred
 
@@ -255,7 +256,8 @@ class _Traced:
 
     @classmethod
     def of(cls, corpus: Corpus, modelled: Sequence[str], names: TMapping[str, Any],
-           unrepresentable: frozenset[str] = frozenset(), sample: bool = False) -> _Traced:
+           unrepresentable: frozenset[str] = frozenset(), sample: bool = False,
+           mapping: Mapping | None = None) -> _Traced:
         """The traced states, their names (``t1``) written as the spec's cfg names them (``names``);
         those the mapping cannot represent are not asked for (P3 charged them, once)."""
         full: dict[str, int] = {}
@@ -270,7 +272,7 @@ class _Traced:
                 if text in full:
                     continue
                 full[text] = len(full)
-                key = record_literal({v: state[v] for v in modelled})
+                key = record_literal({v: strip(state[v], mapping.stripped(v) if mapping else ()) for v in modelled})
                 key_of.append(keys.setdefault(key, len(keys) + 1))
         return cls(tuple(full), tuple(keys), tuple(key_of), sample)
 
@@ -511,8 +513,8 @@ class _Checker:
         if task.invariants.reach and readings:
             corpus = ctx.corpus()
             names = traced_names(config, mapping, corpus.constants)
-            whole = not mapping.unmodelled and BEYOND_TRACES
-            traced = _Traced.of(corpus, readings, names, _unrepresentable(ctx, mapping, corpus), whole) \
+            whole = not mapping.unmodelled and not mapping.unmodelled_fields and BEYOND_TRACES
+            traced = _Traced.of(corpus, readings, names, _unrepresentable(ctx, mapping, corpus), whole, mapping) \
                 if corpus.traces and names is not None else None
         if traced is not None:
             config = config.with_section("INVARIANT", [PREFIX + TRACED_LABEL.capitalize()], first=True)
@@ -609,9 +611,11 @@ class _Modelled:
         kept: list[InvariantTemplate] = []
         unread: list[TemplateOutcome] = []
         for template in task.templates:
-            reads = sorted(task.variables_read(template) & missing)
+            reads = sorted(task.variables_read(template) & missing) + _fields_read(task, mapping, template.tla)
             if template.name == TYPE_TEMPLATE:
-                modelled = [v for v in task.vocabulary.variables if v.name not in missing]
+                # A variable whose records lack fields the task's type gives them is not type-checked.
+                typed = missing | {v for v, _ in mapping.unmodelled_fields}
+                modelled = [v for v in task.vocabulary.variables if v.name not in typed]
                 kept.append(type_template(dataclasses.replace(task.vocabulary, variables=tuple(modelled))))
             elif reads:
                 unread.append(TemplateOutcome(template.name, template.kind, "failed",
@@ -619,8 +623,18 @@ class _Modelled:
                                               "the property is not checked, and fails"))
             else:
                 kept.append(template)
-        unapplied = tuple(sorted(_constraint_reads(task) & missing)) if task.invariants.constraint else ()
+        unapplied = tuple(sorted(_constraint_reads(task) & missing)
+                          + _fields_read(task, mapping, task.invariants.constraint)) if task.invariants.constraint else ()
         return cls(tuple(kept), tuple(unread), bool(task.invariants.constraint) and not unapplied, unapplied)
+
+
+def _fields_read(task: Task, mapping: Mapping, tla: str) -> list[str]:
+    """The left-out fields (``messages.lastLog``) TLA+ over the vocabulary reads: the variable,
+    and the field by name (itself or through the task's definitions)."""
+    if not mapping.unmodelled_fields:
+        return []
+    variables, fields = task.reads(tla), task.fields_read(tla)
+    return [f"{var}.{f}" for var, names in mapping.unmodelled_fields if var in variables for f in names if f in fields]
 
 
 def _constraint_reads(task: Task) -> frozenset[str]:
@@ -949,8 +963,12 @@ def _modelled_info(task: Task, mapping: Mapping, modelled: _Modelled) -> dict[st
     if constraint and not modelled.constraint:
         constraint = f"not applied: it reads {', '.join(modelled.constraint_unmodelled)}, " \
                      f"{UNMODELLED_NOTE} (the work bound alone bounds the search)"
-    return {"modelled": f"{len(variables) - len(mapping.unmodelled)} of {len(variables)} variables",
+    info = {"modelled": f"{len(variables) - len(mapping.unmodelled)} of {len(variables)} variables",
             "unmodelled": list(mapping.unmodelled), "task_constraint": constraint}
+    if mapping.unmodelled_fields:
+        info["unmodelled_fields"] = [f"{v}.{f}" for v, fields in mapping.unmodelled_fields for f in fields]
+        info["not_type_checked"] = [v for v, _ in mapping.unmodelled_fields]
+    return info
 
 
 _DOES_NOT_FIT = "the mapping does not fit the spec"

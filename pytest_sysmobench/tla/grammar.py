@@ -48,6 +48,22 @@ def referenced_names(text: str) -> frozenset[str]:
     return frozenset(n for n in found if _NAME.fullmatch(n))
 
 
+def fields_named(text: str) -> frozenset[str]:
+    """The record fields a piece of TLA+ names (``r.f``, ``[f |-> v]``, ``[f : S]``)."""
+    import tree_sitter
+
+    source = f"---- MODULE SysmoNames ----\n{text}\n====\n".encode("utf-8")
+    tree = tree_sitter.Parser(language()).parse(source)
+    found: set[str] = set()
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in ("identifier", "identifier_ref") and _field(node):
+            found.add(_text(source, node))
+        stack.extend(node.children)
+    return frozenset(found)
+
+
 def _text(source: bytes, node: object) -> str:
     return source[node.start_byte:node.end_byte].decode("utf-8")  # type: ignore[attr-defined]
 
