@@ -21,7 +21,7 @@ from pytest_sysmobench.leaderboard.baseline import bless
 from pytest_sysmobench.answers import AnswerStore
 from pytest_sysmobench.llm import Client, load_catalog
 from pytest_sysmobench.repair import Edit, Mender, Repairer, RepairModelError, judge
-from pytest_sysmobench.repair.rules import Problem, python_isms
+from pytest_sysmobench.repair.rules import RULES, Problem, python_isms
 from pytest_sysmobench.session import Scorer
 from pytest_sysmobench.sources import Candidate, MutantSource, ReferenceSource, ReplaySource
 from pytest_sysmobench.tla.cfg import Config
@@ -619,3 +619,12 @@ def test_edits_after_the_spec_first_parses_are_judged_on_that_reading(scorer: Sc
     assert intent["unverified"] == ["the first 1 edit(s) (A16) made the spec parse: there is no reading before them to "
                                     "compare, so they are checked token by token only; the later ones are checked on "
                                     "SANY's reading"]
+
+
+def test_the_documented_rules_are_the_registered_ones() -> None:
+    """A rule is a function and a row of the registry; the table in docs/repair.md lists the
+    same ids, so neither can gain a rule the other does not know."""
+    table = (ROOT / "docs" / "repair.md").read_text().split("| rule | when | edit |", 1)[1].split("\n\n", 1)[0]
+    documented = {line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| A")}
+    assert documented == {i for rule in RULES for i in rule.ids}
+    assert {rule.tool for rule in RULES} == {"sany", "tlc"}

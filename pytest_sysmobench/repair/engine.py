@@ -16,7 +16,7 @@ import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..phases import gate_results
 from ..phases._context import CellContext
@@ -28,9 +28,7 @@ from ..tla.tree import SpecTree, TreeError, exported_names, read_tree, xml_part
 from ..evaluator import EvaluatorUse
 from .intent import Intent, judge
 from .model import MODEL_ROUNDS, Mender, apply
-from .rules import (STANDARD_MODULES, Edit, Fix, Problem, case_mismatch, cfg_behaviour, cfg_keyword, cfg_name,
-                    choose_sentinel, infinite_domain, missing_extends, missing_spec, missing_unchanged, module_name, python_isms, stray_name,
-                    unbound_constant)
+from .rules import STANDARD_MODULES, Edit, Fix, Problem, first_fix
 
 #: How many rounds of rules a repair may take before it gives up.
 MAX_ROUNDS = 6
@@ -216,18 +214,11 @@ class Repairer:
         text = candidate.tla or ""
         if not results[0].usable:
             sany = self.toolchain.sany(ctx.job_dir("sany"), ctx.spec_files(), ctx.module).result
-            problem = Problem(self.task.module, sany=sany)
-            names = self.standard_names()
-            rules: list[Callable[[str, Problem], Fix | None]] = [module_name, python_isms, missing_extends(names),
-                                                                  case_mismatch(names), stray_name]
-        else:
-            problem = Problem(self.task.module, runtime=results[1].reason, tree=self.tree(candidate, f"round-{round_}"),
-                              cfg=candidate.cfg or "", constants=self._constants(candidate),
-                              bounds=self.task.repair_bounds)
-            # The cfg's own words first: a misnamed Spec is named right (A9), not added plain (A8).
-            rules = [missing_unchanged, cfg_keyword, cfg_name, cfg_behaviour, unbound_constant, missing_spec,
-                     choose_sentinel, infinite_domain]
-        return next((fix for rule in rules for fix in [rule(text, problem)] if fix is not None), None)
+            return first_fix(text, Problem(self.task.module, sany=sany, standard=self.standard_names()), "sany")
+        problem = Problem(self.task.module, runtime=results[1].reason, tree=self.tree(candidate, f"round-{round_}"),
+                          cfg=candidate.cfg or "", constants=self._constants(candidate),
+                          bounds=self.task.repair_bounds)
+        return first_fix(text, problem, "tlc")
 
     def _constants(self, candidate: Candidate) -> dict[str, str]:
         """The task's constant values under the names the spec declares: the task's own, and a

@@ -67,6 +67,8 @@ class Problem:
     constants: Mapping[str, str] = field(default_factory=dict)
     #: How far the task lets a repair bound a domain TLC cannot enumerate (A10).
     bounds: RepairBounds = field(default_factory=RepairBounds)
+    #: Which standard module defines which name, as SANY reads them (A1, A6).
+    standard: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 # -- A16: Python-isms ---------------------------------------------------------------------------
@@ -133,31 +135,27 @@ _INFIX = re.compile(r"(?:Could not find declaration or definition of symbol|Coul
                     r" [`'](\S+?)'")
 
 
-def missing_extends(exported: Mapping[str, frozenset[str]]) -> Callable[[str, Problem], Fix | None]:
-    """A1, with ``exported`` saying which standard module defines which name."""
-
-    def rule(text: str, problem: Problem) -> Fix | None:
-        if problem.sany is None or problem.sany.ok:
-            return None
-        wanted = unknown_operators(problem.sany)
-        wanted = list(dict.fromkeys(wanted + [m.group(1) for e in problem.sany.errors
-                                              for m in [_INFIX.search(e.message)] if m]))
-        have = set(modules.extends(text))
-        adds: dict[str, list[str]] = {}
-        for name in wanted:
-            defined = _SYNONYMS.get(name, name)
-            home = next((m for m in STANDARD_MODULES if defined in exported.get(m, ())), None)
-            if home is not None and home not in have:
-                adds.setdefault(home, []).append(name)
-        if not adds:
-            return None
-        extended = _extend(text, list(adds))
-        if extended is None:
-            return None
-        summary = "; ".join(f"EXTENDS {m} (unknown: {', '.join(names)})" for m, names in adds.items())
-        return Fix(extended, (Edit("A1", None, "EXTENDS", summary, "none"),))
-
-    return rule
+def missing_extends(text: str, problem: Problem) -> Fix | None:
+    """A1, with the problem's ``standard`` names saying which standard module defines which name."""
+    if problem.sany is None or problem.sany.ok:
+        return None
+    wanted = unknown_operators(problem.sany)
+    wanted = list(dict.fromkeys(wanted + [m.group(1) for e in problem.sany.errors
+                                          for m in [_INFIX.search(e.message)] if m]))
+    have = set(modules.extends(text))
+    adds: dict[str, list[str]] = {}
+    for name in wanted:
+        defined = _SYNONYMS.get(name, name)
+        home = next((m for m in STANDARD_MODULES if defined in problem.standard.get(m, ())), None)
+        if home is not None and home not in have:
+            adds.setdefault(home, []).append(name)
+    if not adds:
+        return None
+    extended = _extend(text, list(adds))
+    if extended is None:
+        return None
+    summary = "; ".join(f"EXTENDS {m} (unknown: {', '.join(names)})" for m, names in adds.items())
+    return Fix(extended, (Edit("A1", None, "EXTENDS", summary, "none"),))
 
 
 _EXTENDS_LINE = re.compile(r"^([ \t]*EXTENDS[ \t]+)", re.MULTILINE)
@@ -178,27 +176,23 @@ def _extend(text: str, names: list[str]) -> str | None:
 # -- A6: a name written in another case ---------------------------------------------------------
 
 
-def case_mismatch(exported: Mapping[str, frozenset[str]]) -> Callable[[str, Problem], Fix | None]:
+def case_mismatch(text: str, problem: Problem) -> Fix | None:
     """A6, for case only: an unknown name that exactly one name in scope (the spec's own, or a
     standard module's) matches but for case is that name, written wrong."""
-
-    def rule(text: str, problem: Problem) -> Fix | None:
-        if problem.sany is None or problem.sany.ok:
-            return None
-        known = _declared_or_defined(text) | {n for names in exported.values() for n in names}
-        for name in unknown_operators(problem.sany):
-            matches = sorted(k for k in known if k.lower() == name.lower() and k != name)
-            if len(matches) != 1:
-                continue
-            fixed, places = _rename(text, name, matches[0])
-            if not places:
-                continue
-            return Fix(fixed, tuple(Edit("A6", None if where == "(module)" else where, f"{count} place(s)", f"{name} -> {matches[0]} (the only name "
-                                         "in scope that differs only in case)", "tokens")
-                                    for where, count in places.items()))
+    if problem.sany is None or problem.sany.ok:
         return None
-
-    return rule
+    known = _declared_or_defined(text) | {n for names in problem.standard.values() for n in names}
+    for name in unknown_operators(problem.sany):
+        matches = sorted(k for k in known if k.lower() == name.lower() and k != name)
+        if len(matches) != 1:
+            continue
+        fixed, places = _rename(text, name, matches[0])
+        if not places:
+            continue
+        return Fix(fixed, tuple(Edit("A6", None if where == "(module)" else where, f"{count} place(s)", f"{name} -> {matches[0]} (the only name "
+                                     "in scope that differs only in case)", "tokens")
+                                for where, count in places.items()))
+    return None
 
 
 def _rename(text: str, old: str, new: str) -> tuple[str, dict[str, int]]:
@@ -573,3 +567,43 @@ def _closing_paren(text: str, at: int) -> int | None:
         if depth == 0:
             return index
     return None
+
+
+# -- The registry -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One mechanical repair: the original guide's ids of the edits it makes, which tool's
+    message it answers (``sany``: SANY rejected the spec; ``tlc``: SANY accepted it and TLC
+    did not run it), and the function, which returns None unless the message is its own."""
+
+    ids: tuple[str, ...]
+    tool: str
+    apply: Callable[[str, Problem], Fix | None]
+
+
+#: Every rule, in the order they are tried within a tool's stage (the first that applies wins):
+#: adding a rule is a function above and a row here (and its line in docs/repair.md).
+RULES: tuple[Rule, ...] = (
+    Rule(("A7",), "sany", module_name),
+    Rule(("A16",), "sany", python_isms),
+    Rule(("A1",), "sany", missing_extends),
+    Rule(("A6",), "sany", case_mismatch),
+    Rule(("A2", "A3"), "sany", stray_name),
+    Rule(("A15",), "tlc", missing_unchanged),
+    # The cfg's own words first: a misnamed Spec is named right (A9), not added plain (A8).
+    Rule(("A9",), "tlc", cfg_keyword),
+    Rule(("A9",), "tlc", cfg_name),
+    Rule(("A9",), "tlc", cfg_behaviour),
+    Rule(("A4",), "tlc", unbound_constant),
+    Rule(("A8",), "tlc", missing_spec),
+    Rule(("A11",), "tlc", choose_sentinel),
+    Rule(("A10",), "tlc", infinite_domain),
+)
+
+
+def first_fix(text: str, problem: Problem, tool: str) -> Fix | None:
+    """The first fix a rule of the stage gives, if any."""
+    return next((fix for rule in RULES if rule.tool == tool for fix in [rule.apply(text, problem)] if fix is not None),
+                None)
