@@ -28,6 +28,9 @@ SPECS = [pytest.param(flavour, task, id=f"{flavour}-{task}", marks=[pytest.mark.
     pytest.param("sets", "rwmutex", id="sets-rwmutex"),
     # An abstract queue with free-running counters instead of slots and masked indices.
     pytest.param("sets", "ringbuffer", id="sets-ringbuffer"),
+    # The LMAX Disruptor's grain: a producer and a consumer that wait where ck_ring's calls fail
+    # (PushFull and PopEmpty are steps that change nothing where the spec would wait).
+    pytest.param("waiting", "ringbuffer", id="waiting-ringbuffer"),
     # The original benchmark's lock service shape: an explicit grant message, an internal step.
     pytest.param("records", "locksvc", id="records-locksvc"),
     # PGo's dqueue shape: replies as messages in a network (a set of records), a CHOOSE in the mapping.
@@ -137,6 +140,11 @@ BUGS = [
     # An off-by-one in the capacity (two slots kept empty): every template still holds, but the
     # real ring took a third item.
     Bug("sets", "ringbuffer", "conformance", "Push (", (("Cap == Slots - 1", "Cap == Slots - 2"),)),
+    # The Disruptor's (and Asterinas') capacity: every slot used, none kept free. The real ring
+    # refused a fourth item (P4's BufferBounds fails too).
+    Bug("waiting", "ringbuffer", "conformance", "Push (", (
+        ("Full == writeSeq - readSeq = Slots - 1", "Full == writeSeq - readSeq = Slots"),),
+        ("invariants", "BufferBounds")),
     # A consumer only asks while an item waits in the queue (as if it polled first).
     Bug("records", "dqueue", "conformance", "Request (", (
         ("    /\\ Len(cons[c].got) < Rounds\n", "    /\\ Len(cons[c].got) < Rounds\n    /\\ items /= <<>>\n"),)),
