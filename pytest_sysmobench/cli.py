@@ -137,6 +137,9 @@ def _coverage(tasks: Sequence[Any], traces: Path, markdown: bool) -> int:
         for action in found.actions:
             print(f"  {action.action:<28} {action.windows:>5} windows  {action.changing:>5} change the state  "
                   f"{action.combinations:>5} distinct")
+        if found.held_out_seeds:
+            print(f"  held out of feedback: seed(s) {', '.join(map(str, found.held_out_seeds))}; what only they show "
+                  "(distinct, changing the state): " + ", ".join(f"{h.action} {h.unseen}/{h.windows}" for h in found.held_out))
         note = trace_coverage.p3_note(found)
         if note:
             print(f"  note: {note}")

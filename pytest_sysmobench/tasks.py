@@ -199,6 +199,14 @@ class Harness:
     seeds: tuple[int, ...]
     ops: int
     ordering: str
+    #: Seeds whose traces are held out of any feedback a model is shown (``held_out``): a spec
+    #: corrected on the others is scored on these, which it never saw.
+    held_out: tuple[int, ...] = ()
+
+    @property
+    def feedback_seeds(self) -> tuple[int, ...]:
+        """The seeds whose traces feedback may show (all of them when none is held out)."""
+        return tuple(s for s in self.seeds if s not in self.held_out)
 
 
 @dataclass(frozen=True)
@@ -607,6 +615,7 @@ def _harness(directory: Path, fields: _Fields) -> Harness:
         raise TaskError(f"{fields.where}.dir: {folder} is not a folder")
     if "{out}" not in fields.str("run") or "{seed}" not in fields.str("run"):
         raise TaskError(f"{fields.where}.run: the command must use {{seed}} and {{out}}")
+    seeds = fields.ints("seeds") or (1,)
     return Harness(
         directory=folder,
         requires=tuple(str(x) for x in fields.list("requires", required=False)),
@@ -615,10 +624,22 @@ def _harness(directory: Path, fields: _Fields) -> Harness:
         run=fields.str("run"),
         retry_exit_codes=fields.ints("retry_exit_codes"),
         attempts=int(fields.number("attempts", 1)),
-        seeds=fields.ints("seeds") or (1,),
+        seeds=seeds,
         ops=int(fields.number("ops", 100)),
         ordering=fields.str("ordering"),
+        held_out=_held_out(fields, seeds),
     )
+
+
+def _held_out(fields: _Fields, seeds: tuple[int, ...]) -> tuple[int, ...]:
+    """The held-out seeds: some of the task's seeds, never all of them (feedback needs some)."""
+    held = fields.ints("held_out")
+    unknown = [s for s in held if s not in seeds]
+    if unknown:
+        raise TaskError(f"{fields.where}.held_out: {unknown} are not among the seeds {list(seeds)}")
+    if held and set(held) >= set(seeds):
+        raise TaskError(f"{fields.where}.held_out: every seed is held out; leave at least one for feedback")
+    return tuple(dict.fromkeys(held))
 
 
 def _source_file(fields: _Fields) -> SourceFile:

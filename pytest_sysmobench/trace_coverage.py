@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Iterable
 
 from .tasks import Task
 from .traces import Corpus
@@ -27,6 +28,18 @@ class ActionCoverage:
 
 
 @dataclass(frozen=True)
+class HeldOut:
+    """What the held-out seeds' windows of one action show that no feedback seed's window does:
+    a correction that fits only the windows it was shown can be told apart there alone."""
+
+    action: str
+    windows: int  # the held-out seeds' windows of the action
+    #: Distinct (pre-state, arguments) no feedback window has, among the windows that change the
+    #: state (all of them, for an action that never changes it).
+    unseen: int
+
+
+@dataclass(frozen=True)
 class TaskCoverage:
     task: str
     traces: int
@@ -35,6 +48,15 @@ class TaskCoverage:
     actions: tuple[ActionCoverage, ...]
     #: Target actions of the task no window exercises.
     unexercised: tuple[str, ...]
+    #: The held-out seeds (``harness.held_out``) and, per target action, what only they show.
+    held_out_seeds: tuple[int, ...] = ()
+    held_out: tuple[HeldOut, ...] = ()
+
+    @property
+    def indistinct(self) -> tuple[str, ...]:
+        """Target actions whose held-out windows show nothing the feedback windows do not: on
+        them, a correction that hard-codes what it was shown cannot be told from a real one."""
+        return tuple(h.action for h in self.held_out if not h.unseen)
 
     @property
     def thin(self) -> tuple[str, ...]:
@@ -56,6 +78,15 @@ class TaskCoverage:
         if self.thin:
             lines += ["", f"Fewer than {FEW_WINDOWS} windows (a P3 verdict on little evidence): "
                           f"{', '.join(f'`{a}`' for a in self.thin)}."]
+        if self.held_out_seeds:
+            seeds = ", ".join(map(str, self.held_out_seeds))
+            lines += ["", f"Held out of feedback: seed(s) {seeds}. What their windows show that no other seed's does "
+                          "(distinct pre-state and arguments, of the windows that change the state, or of all for an action "
+                          "that never does): "
+                          + ", ".join(f"`{h.action}` {h.unseen} of {h.windows}" for h in self.held_out) + "."]
+            if self.indistinct:
+                lines += ["", "Too few to tell a correction that fits the windows it was shown from one that "
+                              f"generalizes: {', '.join(f'`{a}`' for a in self.indistinct)}."]
         return "\n".join(lines) + "\n"
 
 
@@ -67,8 +98,30 @@ def of(task: Task, corpus: Corpus) -> TaskCoverage:
     actions = tuple(ActionCoverage(a, sum(1 for w in windows if w.action == a),
                                    sum(1 for w in windows if w.action == a and w.pre != w.post), len(seen.get(a, ())))
                     for a in task.target_actions)
+    held = task.harness.held_out if task.harness is not None else ()
     return TaskCoverage(task.name, len(corpus.traces), len(windows), sum(len(s) for s in seen.values()), actions,
-                        tuple(a.action for a in actions if not a.windows))
+                        tuple(a.action for a in actions if not a.windows), held,
+                        _held_out(task, corpus, held) if held else ())
+
+
+def _held_out(task: Task, corpus: Corpus, held: tuple[int, ...]) -> tuple[HeldOut, ...]:
+    # A window that changes nothing tells little (a spec that does nothing passes it), unless the
+    # action never changes anything (a failed try_lock): then its pre-states are what it shows.
+    changing = {w.action for t in corpus.traces for w in t.windows() if w.pre != w.post}
+
+    def combinations(seeds: Iterable[int]) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for trace in corpus.of_seeds(seeds).traces:
+            for w in trace.windows():
+                if w.pre != w.post or w.action not in changing:
+                    found.setdefault(w.action, set()).add(json.dumps([w.pre, w.args], sort_keys=True))
+        return found
+
+    shown = combinations(task.harness.feedback_seeds if task.harness is not None else ())
+    kept = combinations(held)
+    counts = {a: sum(1 for t in corpus.of_seeds(held).traces for w in t.windows() if w.action == a)
+              for a in task.target_actions}
+    return tuple(HeldOut(a, counts[a], len(kept.get(a, set()) - shown.get(a, set()))) for a in task.target_actions)
 
 
 def p3_note(coverage: TaskCoverage) -> str | None:

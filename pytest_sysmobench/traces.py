@@ -309,6 +309,11 @@ class Corpus:
                     merged[name] = value
         return merged
 
+    def of_seeds(self, seeds: Iterable[int]) -> Corpus:
+        """The traces captured with these seeds (a trace's ``meta.seed``)."""
+        wanted = set(seeds)
+        return Corpus(tuple(t for t in self.traces if t.meta.get("seed") in wanted), self.errors)
+
     @property
     def sha256(self) -> str:
         digest = hashlib.sha256()

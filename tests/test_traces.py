@@ -230,3 +230,35 @@ def test_each_tasks_page_shows_what_its_traces_cover_as_the_cli_computes_it(caps
     out = capsys.readouterr().out
     assert "zookeeper: 4 traces, 188 windows, 175 distinct (pre-state, action, arguments)" in out
     assert "  note: Decide, ReplyNotification rest on fewer than 20 windows" in out
+
+
+def test_held_out_seeds_are_some_of_the_tasks_seeds_and_what_only_they_show_is_counted(tmp_path: Path) -> None:
+    """Each task holds seeds 3 and 4 out of feedback; what their windows show that seeds 1 and 2
+    do not is counted per action, and where it is nothing (spin's three threads reach few
+    states, all of them on every seed) the task's page says a correction cannot be told there."""
+    import shutil
+
+    import yaml
+
+    from pytest_sysmobench import trace_coverage
+    from pytest_sysmobench.tasks import TaskError, load_tasks
+
+    root = Path(__file__).resolve().parents[1]
+    tasks = {t.name: t for t in load_tasks(root / "tasks").tasks}
+    for task in tasks.values():
+        assert task.harness is not None and task.harness.held_out == (3, 4) and task.harness.feedback_seeds == (1, 2)
+        corpus = load_corpus(root / "data" / "traces" / task.name, task)
+        held = corpus.of_seeds(task.harness.held_out)
+        assert {t.meta["seed"] for t in held.traces} == {3, 4} and held.sha256 != corpus.sha256
+    spin = trace_coverage.of(tasks["spin"], load_corpus(root / "data" / "traces" / "spin", tasks["spin"]))
+    assert spin.indistinct == ("Lock", "Acquire", "TryLock", "Unlock")
+    etcd = trace_coverage.of(tasks["etcd"], load_corpus(root / "data" / "traces" / "etcd", tasks["etcd"]))
+    assert etcd.indistinct == () and all(0 < h.unseen <= h.windows for h in etcd.held_out)
+    for held, said in (([5], r"\[5\] are not among the seeds"), ([1, 2, 3, 4], "every seed is held out")):
+        folder = tmp_path / str(len(held)) / "spin"
+        shutil.copytree(root / "tasks" / "spin", folder)
+        data = yaml.safe_load((folder / "task.yaml").read_text())
+        data["harness"]["held_out"] = held
+        (folder / "task.yaml").write_text(yaml.safe_dump(data))
+        with pytest.raises(TaskError, match=said):
+            load_task(folder)
