@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .cache import atomic_write_text
 from .sources import Candidate, SpecSource
-from .phases import CHECKS, CellContext, gate_results
+from .feedback import Judged
+from .phases import CHECKS, CellContext, check_conformance, check_invariants, gate_results
 from .record import CellId, RepairSummary, phase_summary, slug
 from .scoring import (PHASES, REPAIRED_PHASES, Cause, PhaseResult, Status, composite, gate, phase_of,
                       repaired_composite)
@@ -77,7 +78,8 @@ class Cell:
     def candidate(self) -> Candidate:
         if self._candidate is None:
             if getattr(self.source, "uses_checker", False):  # agent_based, agents: answers checked as P1 and P2 will
-                self._candidate = self.source.candidate(self.task, self.id.sample, check=self._attempt)  # type: ignore[call-arg]
+                self._candidate = self.source.candidate(self.task, self.id.sample, check=self._attempt,  # type: ignore[call-arg]
+                                                        judge=self._judge)
             else:
                 self._candidate = self.source.candidate(self.task, self.id.sample)
             self._saving(self._record_candidate, self._candidate)
@@ -94,6 +96,24 @@ class Cell:
             return gate_results(context)
         except CellBudgetSpent:
             return ()
+
+    def _judge(self, candidate: Candidate, attempt: int) -> Judged | None:
+        """P3 on the feedback seeds (what a correction may show), P3 on the held-out seeds (what
+        the cell is scored on) and P4, of one answer P1 and P2 accepted, in ``attempts/<n>/``;
+        None when the cell's budget is spent."""
+        toolchain = self._toolchain().bounded(self._start_budget())
+        where = self.run_dir / "attempts" / str(attempt)
+        harness = self.task.harness
+        shown, held = (harness.feedback_seeds, harness.held_out) if harness is not None else ((), ())
+
+        def context(folder: str, seeds: tuple[int, ...]) -> CellContext:
+            return CellContext(self.task, candidate, toolchain, where / folder, self.traces_dir, self.evaluator, seeds)
+
+        try:
+            return Judged(check_conformance(context("shown", shown)), check_conformance(context("held-out", held)),
+                          check_invariants(context("invariants", ())))
+        except CellBudgetSpent:
+            return None
 
     def _saving(self, write: Callable[..., None], *args: Any) -> None:
         try:
@@ -153,7 +173,8 @@ class Cell:
         if blocked is not None:
             return blocked
         toolchain = self._toolchain().bounded(budget)
-        context = CellContext(self.task, candidate, toolchain, self.run_dir, self.traces_dir, self.evaluator)
+        context = CellContext(self.task, candidate, toolchain, self.run_dir, self.traces_dir, self.evaluator,
+                              candidate.scored_seeds)
         return CHECKS[phase](context)
 
     def _out_of_time(self, phase: str, spent: CellBudgetSpent) -> PhaseResult:
@@ -222,7 +243,7 @@ class Cell:
             fixed = replace(self.candidate(), tla=repair.spec, cfg=repair.cfg or self.candidate().cfg)
             toolchain = self._toolchain().bounded(self._start_budget())
             context = CellContext(self.task, fixed, toolchain, self.run_dir / "repaired", self.traces_dir,
-                                  self.evaluator)
+                                  self.evaluator, fixed.scored_seeds)
             try:
                 self._repaired_results[phase] = CHECKS[phase](context)
             except CellBudgetSpent as exc:

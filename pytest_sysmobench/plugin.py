@@ -75,7 +75,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--sysmobench-method", dest="sysmobench_method", default=DEFAULT_METHOD, choices=METHODS,
                     help="how models are asked: direct (source + task), translate (source, statement by "
                          "statement, then assembled), traces (traces only, no source), agent_based (direct, "
-                         "then the tools' errors sent back while P1 or P2 rejects the spec)")
+                         "then the tools' errors sent back while P1 or P2 rejects the spec), feedback (agent_based, then what "
+                         "P3 and P4 find on the task's feedback traces sent back; P3 scored on its held-out traces)")
     group.addoption("--sysmobench-max-connections", dest="sysmobench_max_connections", type=int,
                     default=DEFAULT_MAX_CONNECTIONS, metavar="N",
                     help="requests a sweep keeps in flight per model, asked ahead after collection by one process "
@@ -86,7 +87,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "shard), balanced by each task's measured cost; the same on every runner")
     group.addoption("--sysmobench-corrections", dest="sysmobench_corrections", type=int,
                     default=DEFAULT_CORRECTIONS,
-                    help=f"agent_based: how many times a rejected spec is sent back (default {DEFAULT_CORRECTIONS})")
+                    help=f"agent_based, feedback: how many times a spec is sent back (default {DEFAULT_CORRECTIONS})")
     group.addoption("--sysmobench-refresh", dest="sysmobench_refresh", action="store_true",
                     help="ask models again instead of reusing stored answers (overwrites them)")
     group.addoption("--sysmobench-evaluator", dest="sysmobench_evaluator", default=None,

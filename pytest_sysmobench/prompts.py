@@ -7,6 +7,9 @@
 - ``agent_based``: the ``direct`` request (the same answer, asked once for both), then, while
   P1 or P2 rejects the spec, a correction prompt with the tools' errors and the last answer
   (``correction``), up to a limit.
+- ``feedback``: ``agent_based``, then, while P3 or P4 finds a fault on the task's feedback
+  traces, a correction prompt with what they found (``feedback_correction``), within the same
+  limit.
 
 Templates are Markdown files with ``{placeholder}`` fields.  A task may bring its own
 (``tasks/<task>/prompts/<template>.md``); otherwise the shared default in this package is
@@ -44,9 +47,12 @@ _STAGES: dict[str, tuple[Stage, ...]] = {
     "translate": (Stage("statements", "translate-statements"), Stage("assemble", "translate-assemble")),
     "traces": (Stage("traces", "traces"),),
     "agent_based": (Stage("direct", ""),),
+    "feedback": (Stage("direct", ""),),
 }
 #: The request that sends a rejected spec back (``agent_based``); its stage is named per attempt.
 CORRECTION = "correct"
+#: The request that sends a usable spec back with what P3 and P4 found (``feedback``).
+FEEDBACK = "feedback"
 
 
 def stages(method: str) -> tuple[Stage, ...]:
@@ -62,6 +68,16 @@ def correction(task: Task, attempt: int, corrections: int, previous: str, errors
     values = {"module": task.module, "attempt": str(attempt), "corrections": str(corrections), "previous": previous,
               "errors": errors, "task_prompt": task_prompt}
     # One pass: a field filled in (the model's own answer, the source code) is never read again.
+    text = template_path(task, stage).read_text(encoding="utf-8")
+    return stage, re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+def feedback_correction(task: Task, attempt: int, corrections: int, previous: str, evidence: str,
+                        task_prompt: str) -> tuple[Stage, str]:
+    """The ``attempt``-th correction of a usable spec, with P3's and P4's evidence."""
+    stage = Stage(f"{FEEDBACK}-{attempt}", FEEDBACK)
+    values = {"module": task.module, "attempt": str(attempt), "corrections": str(corrections), "previous": previous,
+              "evidence": evidence, "task_prompt": task_prompt}
     text = template_path(task, stage).read_text(encoding="utf-8")
     return stage, re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), text)
 

@@ -4,10 +4,10 @@ plugin before (and without) loading the benchmark, and by the modules that act o
 from __future__ import annotations
 
 #: How models are asked for a spec (``--sysmobench-method``).
-METHODS: tuple[str, ...] = ("direct", "translate", "traces", "agent_based")
+METHODS: tuple[str, ...] = ("direct", "translate", "traces", "agent_based", "feedback")
 DEFAULT_METHOD = "direct"
-#: ``agent_based``: how many times a spec P1 or P2 rejects is sent back with the tools' errors
-#: (``--sysmobench-corrections``).
+#: ``agent_based``: how many times a spec P1 or P2 rejects is sent back with the tools' errors;
+#: ``feedback``: also with what P3 and P4 find (``--sysmobench-corrections``).
 DEFAULT_CORRECTIONS = 3
 #: How many requests a sweep keeps in flight per model (``--sysmobench-max-connections``; a
 #: model's ``max_connections`` overrides it; 0: each cell asks when it runs).

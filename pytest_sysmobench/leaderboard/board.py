@@ -146,6 +146,8 @@ def _usage_of(generation: Mapping[str, JSON]) -> dict[str, JSON]:
     keys = ("route", "method", "prompt_tokens", "completion_tokens", "cost_usd", "requests", "cached",
             # agent_based: each attempt's P1/P2 verdict, which one is scored, and why it stopped early
             "attempts", "scored_attempt", "corrections_allowed", "correction_error",
+            # feedback: whether the scored answer fits the traces it was shown better than the held-out ones
+            "fits_feedback",
             # agents: checks used, how the run ended, its time, the use it reported, a copied answer key
             "agent", "checks", "max_checks", "exit_code", "timed_out", "seconds", "usage_reported",
             "equals_reference", "model_use")
@@ -557,6 +559,34 @@ def attempts_line(board: Board, row: ModelRow) -> str | None:
     counts = ", ".join(f"{k}: {sum(1 for p in passed if p is not None and p <= k)}/{len(rounds)}"
                        for k in range(1, allowed + 1))
     return f"{row.model}: P1 and P2 pass after attempt {counts}"
+
+
+def feedback_line(board: Board, row: ModelRow) -> str | None:
+    """'m@feedback: P3 after each round (held-out): 1: 0.40, 2: 0.80; first shot 0.61 ->
+    corrected 0.86; fits the feedback: 0 of 3 cells', for the ``feedback`` method: each round's
+    held-out P3 (a cell's last judged figure so far; 0 while P1 or P2 reject its answer),
+    means over the model's cells."""
+    cells = [c for c in board.cells if c.model == row.model and c.generation
+             and c.generation.get("method") == "feedback" and isinstance(c.generation.get("attempts"), list)]
+    if not cells:
+        return None
+    rounds = [[a for a in c.generation["attempts"] if isinstance(a, dict)] for c in cells]  # type: ignore[index, union-attr]
+    last = max((_int(a.get("attempt")) for r in rounds for a in r), default=0)
+
+    def held_out(attempts: list[Mapping[str, JSON]], k: int) -> float:
+        judged = [a for a in attempts if _int(a.get("attempt")) <= k and isinstance(a.get("phases"), Mapping)
+                  and isinstance(a["phases"].get("conformance"), (int, float))]  # type: ignore[union-attr]
+        return float(judged[-1]["phases"]["conformance"]) if judged else 0.0  # type: ignore[index]
+
+    def mean(values: list[float]) -> str:
+        return f"{sum(values) / len(values):.2f}" if values else "-"
+
+    per_round = ", ".join(f"{k}: {mean([held_out(r, k) for r in rounds])}" for k in range(1, last + 1))
+    first = [float(r[0]["composite"]) for r in rounds if r and isinstance(r[0].get("composite"), (int, float))]  # type: ignore[arg-type]
+    corrected = [c.composite for c in cells if c.composite is not None]
+    fits = sum(1 for c in cells if c.generation and c.generation.get("fits_feedback") is True)
+    return (f"{row.model}: P3 after each round (held-out): {per_round}; first shot {mean(first)} -> corrected "
+            f"{mean(corrected)}; fits the feedback: {fits} of {len(cells)} cells")
 
 
 def _int(value: object) -> int:

@@ -238,6 +238,24 @@ def _kind(model: str) -> str:
     return "reference" if model == "reference" else "model"
 
 
+def _feedback_parts(made: Mapping[str, object]) -> list[str]:
+    """The ``feedback`` method's figures: the first answer's composite, and a correction that fits
+    the traces it was shown better than the held-out ones."""
+    attempts = made.get("attempts")
+    if made.get("method") != "feedback" or not isinstance(attempts, list) or not attempts:
+        return []
+    parts = []
+    first = attempts[0].get("composite") if isinstance(attempts[0], Mapping) else None
+    if real(first) is not None:
+        parts.append(f"first shot {real(first):.3f}")
+    last = attempts[-1].get("phases") if isinstance(attempts[-1], Mapping) else None
+    if made.get("fits_feedback") is True and isinstance(last, Mapping):
+        shown, held = real(last.get("conformance_shown")), real(last.get("conformance"))
+        figures = f" (P3 {shown:.2f} on the traces it was shown, {held:.2f} held out)" if shown is not None and held is not None else ""
+        parts.append(f"<b>fits the feedback</b>{figures}")
+    return parts
+
+
 def _made_cell(cell: CellRow, folders: str | None) -> str:
     """What the generation recorded, read as untrusted as any board's numbers."""
     made = cell.generation or {}
@@ -245,6 +263,7 @@ def _made_cell(cell: CellRow, folders: str | None) -> str:
     scored, allowed = count(made.get("scored_attempt")), count(made.get("corrections_allowed"))
     if scored is not None and allowed is not None:
         parts.append(f"attempt {scored} of {allowed + 1}")
+    parts += _feedback_parts(made)
     checks, limit = count(made.get("checks")), count(made.get("max_checks"))
     if checks is not None:
         parts.append(f"{checks} check{'s' if checks != 1 else ''}" + (f" of {limit}" if limit is not None else ""))

@@ -139,6 +139,7 @@ class LeaderboardReporter:
         lines += [line for line in map(boards.intervals_line, board.models) if line]
         lines += [line for line in map(boards.repairs_line, board.models) if line]
         lines += [line for model in board.models if (line := boards.attempts_line(board, model))]
+        lines += [line for model in board.models if (line := boards.feedback_line(board, model))]
         for model in board.models:
             if model.failure_classes:
                 classes = "; ".join(f"{phase_of(p).short} " + ", ".join(f"{k} {n}" for k, n in c.items())

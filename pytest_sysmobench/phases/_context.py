@@ -51,6 +51,9 @@ class CellContext:
     run_dir: Path
     traces_dir: Path
     evaluator: Evaluator | None = None
+    #: The seeds whose traces P3 scores the spec on (none given: every trace).  A spec corrected
+    #: on some seeds' evidence is scored on the held-out ones, which it never saw.
+    seeds: tuple[int, ...] = ()
 
     @property
     def module(self) -> str:
@@ -75,6 +78,11 @@ class CellContext:
         if not (isinstance(known, tuple) and known[0] is self.task):  # the task kept: an id is reused once freed
             known = self.toolchain.memo[key] = (self.task, load_corpus(directory, self.task))
         return known[1]
+
+    def scored_corpus(self) -> Corpus:
+        """The traces P3 scores the spec on: those of ``seeds``, or all of them."""
+        corpus = self.corpus()
+        return corpus.of_seeds(self.seeds) if self.seeds else corpus
 
     def spec_files(self) -> dict[str, str]:
         """The spec as files: the root module and the other modules of a multi-file spec."""

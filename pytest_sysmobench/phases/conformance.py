@@ -411,7 +411,7 @@ def _reached(result: TlcResult, mark: str) -> dict[int, int]:
 
 
 def _prepare(ctx: CellContext) -> tuple[Corpus | None, Codec | None, Config | None, PhaseResult | None]:
-    corpus = ctx.corpus()
+    corpus = ctx.scored_corpus()
     if not corpus.traces and not corpus.errors:
         return None, None, None, PhaseResult("conformance", Status.SKIPPED, None, f"skipped: no traces for task {ctx.task.name}",
                                              cause=Cause.NO_TRACES)
@@ -467,6 +467,11 @@ def check_conformance(ctx: CellContext) -> PhaseResult:
         outcome.precision = precision.actions.get(outcome.action)
     whole = _check_traces(ctx, codec, config, corpus.traces, whole_check)
     verdict = _verdict(outcomes, whole, corpus, codec, precision)
+    if ctx.seeds:
+        seeds = ", ".join(map(str, ctx.seeds))
+        first, _, rest = verdict.reason.partition("\n")
+        verdict = dataclasses.replace(verdict, reason=f"{first} (on the traces of seed(s) {seeds})" + (f"\n{rest}" if rest else ""),
+                                      details={**verdict.details, "seeds": list(ctx.seeds)})
     return _with_evidence(verdict, trace_coverage.p3_note(trace_coverage.of(ctx.task, corpus)))
 
 

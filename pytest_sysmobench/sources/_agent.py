@@ -31,6 +31,7 @@ from ..scoring import gate_verdict
 from ..tasks import Task
 from ._builtin import spec_in_folder
 from ._candidate import Candidate, with_spec
+from ..feedback import Judge
 from ._generated import Checker
 
 #: What an agent may report of its own use, read from its workspace (shown as reported).
@@ -83,7 +84,7 @@ class AgentSource:
         #: The model its cell's endpoint serves it (the configuration's ``model``), or None.
         self.model = model
 
-    def candidate(self, task: Task, sample: int, check: Checker | None = None) -> Candidate:
+    def candidate(self, task: Task, sample: int, check: Checker | None = None, judge: Judge | None = None) -> Candidate:
         base = Candidate(task.name, self.name, sample, task.module, origin=f"agent {self.config.name}")
         info: dict[str, Any] = {"method": "agent", "agent": self.config.name, "command": list(self.config.command)}
         try:

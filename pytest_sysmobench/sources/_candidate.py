@@ -44,6 +44,9 @@ class Candidate:
     #: What a SysMoBench ``repair_manifest.json`` beside a replayed spec says of its repair
     #: (``status``, ``edits``): shown beside the board's own repair status, never trusted as one.
     declared_repair: TMapping[str, Any] | None = None
+    #: The seeds whose traces P3 scores it on (none: all): a spec corrected on the feedback
+    #: seeds' evidence is scored on the held-out ones.
+    scored_seeds: tuple[int, ...] = ()
 
     def files(self) -> dict[str, str]:
         """The spec as files: the root module and the modules beside it."""

@@ -9,7 +9,8 @@ from typing import Any, Callable
 
 from ..answers import AnswerStore
 from ..llm import Answer, Client, GenerationError
-from ..prompts import MethodError, SourceMissing, correction, render, stages
+from ..feedback import Judge, evidence, fits_feedback
+from ..prompts import MethodError, SourceMissing, correction, feedback_correction, render, stages
 from ..scoring import PhaseResult, Status
 from ..tasks import Task
 from ._candidate import Candidate, with_spec
@@ -41,8 +42,9 @@ class GeneratedSource:
         self.store = store
         self.method = method
         self.traces_dir = traces_dir
-        #: ``agent_based``: how many times a rejected spec is sent back with the tools' errors.
-        self.corrections = corrections if method == "agent_based" else 0
+        #: ``agent_based``: how many times a rejected spec is sent back with the tools' errors;
+        #: ``feedback``: also a usable one, with what P3 and P4 find.
+        self.corrections = corrections if method in ("agent_based", "feedback") else 0
 
     @property
     def uses_checker(self) -> bool:
@@ -98,9 +100,16 @@ class GeneratedSource:
             entries.append(self._describe(stage.name, prompt, answer, cached))
         return turns, entries
 
-    def candidate(self, task: Task, sample: int, check: Checker | None = None) -> Candidate:
+    def candidate(self, task: Task, sample: int, check: Checker | None = None, judge: Judge | None = None) -> Candidate:
         base = Candidate(task.name, self.name, sample, task.module, origin=f"{self.client.config.route} ({self.method})")
         info: dict[str, Any] = {"route": self.client.config.route, "method": self.method}
+        if self.method == "feedback":
+            held = task.harness.held_out if task.harness is not None else ()
+            if not held:
+                return replace(base, generation_error=f"method 'feedback' needs held-out traces: task {task.name} "
+                                                      "declares no harness.held_out seeds", generation=info)
+            # Scored on the traces no feedback shows.
+            base = replace(base, scored_seeds=held)
         try:
             turns, entries = self.conversation(task, sample)
         except (GenerationError, SourceMissing, MethodError) as exc:
@@ -108,7 +117,8 @@ class GeneratedSource:
         candidate = with_spec(base, task, turns[-1][2].text, None, None)
         if check is not None and self.uses_checker:
             try:
-                candidate = self._corrected(task, sample, base, candidate, turns, entries, info, check)
+                candidate = self._corrected(task, sample, base, candidate, turns, entries, info, check,
+                                            judge if self.method == "feedback" else None)
             except GenerationError as exc:
                 # The endpoint failed mid-way: the last answer stands, and the board says why.
                 info["correction_error"] = str(exc)
@@ -117,23 +127,41 @@ class GeneratedSource:
 
     def _corrected(self, task: Task, sample: int, base: Candidate, candidate: Candidate,
                    turns: list[tuple[str, str, Answer]], entries: list[dict[str, Any]], info: dict[str, Any],
-                   check: Checker) -> Candidate:
-        """Send the spec back with the tools' errors while P1 or P2 rejects it, up to the limit;
-        every round's answer is stored like the first.  ``info`` keeps each attempt's verdict
-        and which attempt is scored (the last one asked)."""
+                   check: Checker, judge: Judge | None = None) -> Candidate:
+        """Send the spec back with the tools' errors while P1 or P2 rejects it, and (with a
+        ``judge``) with what P3 and P4 find on the feedback traces while they find something,
+        up to the limit; every round's answer is stored like the first.  ``info`` keeps each
+        attempt's verdict and which attempt is scored (the last one asked)."""
         rounds: list[dict[str, Any]] = []
         info.update(attempts=rounds, corrections_allowed=self.corrections)
         task_prompt = turns[0][1]
         for attempt in range(1, self.corrections + 2):
             results = check(candidate, attempt)
             failing = next((r for r in results if r.status is not Status.PASSED), None)
-            rounds.append({"attempt": attempt, "passed": bool(results) and failing is None,
-                           "phases": {r.phase: r.score for r in results}})
+            entry: dict[str, Any] = {"attempt": attempt, "passed": bool(results) and failing is None,
+                                     "phases": {r.phase: r.score for r in results}}
+            rounds.append(entry)
             info["scored_attempt"] = attempt
-            if not results or failing is None or attempt > self.corrections:
+            info.pop("fits_feedback", None)
+            if not results:
                 return candidate
-            stage, prompt = correction(task, attempt, self.corrections, turns[-1][2].text,
-                                       _errors(candidate, results), task_prompt)
+            if failing is not None:
+                if attempt > self.corrections:
+                    return candidate
+                stage, prompt = correction(task, attempt, self.corrections, turns[-1][2].text,
+                                           _errors(candidate, results), task_prompt)
+            elif judge is None:
+                return candidate
+            else:
+                judged = judge(candidate, attempt)
+                if judged is None:
+                    return candidate
+                entry.update(judged.figures(results))
+                info["fits_feedback"] = fits_feedback(task, entry)
+                if judged.complete or attempt > self.corrections:
+                    return candidate
+                stage, prompt = feedback_correction(task, attempt, self.corrections, turns[-1][2].text,
+                                                    evidence(task, judged), task_prompt)
             answer, cached = self.store.answer(self.client, prompt, sample, stage.name)
             turns.append((stage.name, prompt, answer))
             entries.append(self._describe(stage.name, prompt, answer, cached))
