@@ -37,6 +37,20 @@ json.dump({"cost_usd": 0.25, "prompt_tokens": 1200}, open("usage.json", "w"))
 print("env", os.environ.get("SECRET"), os.environ.get("HIDDEN"))
 '''
 
+#: An agent that asks its check tool what P3 and P4 find of a spec that forgets the call's kind
+#: on Unlock, prints it, and then leaves the right spec.
+LEARNER = r'''
+import json, os, shutil, subprocess
+here = os.path.dirname(os.path.abspath(__file__))
+module = os.environ["SYSMOBENCH_MODULE"]
+shutil.copy(os.path.join(here, "keeps.tla"), module + ".tla")
+shutil.copy(os.path.join(here, "Spin.cfg"), module + ".cfg")
+done = subprocess.run([os.environ["SYSMOBENCH_CHECK"], "--conformance", module + ".tla"], capture_output=True, text=True)
+found = json.loads(done.stdout)["conformance"]
+print("conformance p3", found["p3"], "p4", found["p4"])
+print("EVIDENCE", found["evidence"], "END")
+shutil.copy(os.path.join(here, "good.tla"), module + ".tla")
+'''
 SLEEPER = "import time\nprint('thinking', flush=True)\ntime.sleep(600)\n"
 
 SNOOP = r'''
@@ -137,14 +151,16 @@ def bench(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -
     benchmark_project(pytester, "spin")
     agents_dir = tmp_path_factory.mktemp("agents")
     for name, script in (("fixer", FIXER), ("sleeper", SLEEPER), ("snoop", SNOOP), ("escape", ESCAPE),
-                         ("crasher", CRASHER), ("asker", ASKER), ("hog", HOG)):
+                         ("crasher", CRASHER), ("asker", ASKER), ("hog", HOG), ("learner", LEARNER)):
         (agents_dir / f"{name}.py").write_text(script)
     (agents_dir / "good.tla").write_text(REFERENCE)
     (agents_dir / "broken.tla").write_text(REFERENCE.replace("Init ==", "Init ==\n    /\\ (", 1))
+    (agents_dir / "keeps.tla").write_text(REFERENCE.replace('''    /\\ callType' = [callType EXCEPT ![t] = "none"]''',
+                                                            "    /\\ UNCHANGED callType", 1))
     shutil.copy(SPIN / "reference" / "Spin.cfg", agents_dir / "Spin.cfg")
     agents = {name: {"command": ["/usr/bin/python3", str(agents_dir / f"{name}.py")], "timeout_s": 120,
                      "max_checks": 5, "read_only": [str(agents_dir)]}
-              for name in ("fixer", "snoop", "escape", "crasher", "asker", "hog")}
+              for name in ("fixer", "snoop", "escape", "crasher", "asker", "hog", "learner")}
     agents["sleeper"] = {"command": ["/usr/bin/python3", str(agents_dir / "sleeper.py")], "timeout_s": 3,
                          "read_only": [str(agents_dir)]}
     agents["fixer"]["pass_env"] = ["SECRET"]
@@ -289,3 +305,18 @@ def test_an_agent_is_held_to_its_memory_and_file_size_and_its_transcript_to_its_
     assert "memory refused" in transcript and f"head exit 153 size {10 << 20}" in transcript
     # Its printing was cut at 10 MB on disk, and the board keeps a head and a tail of that.
     assert "bytes left out" in transcript and len(transcript.encode()) < 2 << 20
+
+
+def test_an_agent_asks_its_check_tool_what_p3_and_p4_find_and_is_scored_on_traces_it_was_not_shown(
+        bench: pytest.Pytester) -> None:
+    """The check tool's --conformance shows what P3 finds on the task's feedback traces (seeds 1
+    and 2) and what P4 finds; the agent's cell is scored on seeds 3 and 4."""
+    result = bench.runpytest_subprocess(*RUN, "--sysmobench-models", "agent:learner", "-m", "p1 or p3")
+    result.assert_outcomes(passed=2, deselected=2)
+    transcript = _transcript(bench.path, "learner")
+    found = transcript.split("EVIDENCE", 1)[1].split("END", 1)[0]
+    assert "conformance p3 0.8 p4 0.9" in transcript
+    assert "Unlock" in found and "windows pass" in found and "RequestConsistency" in found
+    assert "seed-1.ndjson" in found and "seed-3" not in found and "seed-4" not in found
+    conformance = _cells(bench.path)["agent:learner"]["phases"]["conformance"]
+    assert conformance["score"] == 1.0 and "on the traces of seed(s) 3, 4" in conformance["reason"]

@@ -31,7 +31,7 @@ from ..scoring import gate_verdict
 from ..tasks import Task
 from ._builtin import spec_in_folder
 from ._candidate import Candidate, with_spec
-from ..feedback import Judge
+from ..feedback import Judge, evidence
 from ._generated import Checker
 
 #: What an agent may report of its own use, read from its workspace (shown as reported).
@@ -39,26 +39,35 @@ USAGE_FILE = "usage.json"
 MAX_REQUEST_BYTES = 4_000_000
 
 CHECK_TOOL = '''#!/usr/bin/python3
-"""check SPEC.tla [SPEC.cfg]: P1 (SANY) and P2 (TLC) of a spec, as the benchmark scores them.
+"""check [--conformance] SPEC.tla [SPEC.cfg]: P1 (SANY) and P2 (TLC) of a spec, as the benchmark
+scores them; with --conformance, once both pass, also what P3 finds against traces of the real
+system (some of them: the spec is scored on others) and what P4 finds, through mapping.yaml
+beside the spec if there is one.
 
-Prints the verdict as JSON (each phase's score, status and reason) and exits 0 when both pass,
-1 when not, 2 when no check could be made (none left, or a file that cannot be read)."""
+Prints the verdict as JSON (each phase's score, status and reason; "conformance" with the
+evidence) and exits 0 when P1 and P2 pass, 1 when not, 2 when no check could be made (none
+left, or a file that cannot be read)."""
 import json, os, socket, sys
 
 def main():
-    if len(sys.argv) not in (2, 3):
-        print("usage: check SPEC.tla [SPEC.cfg]", file=sys.stderr)
+    args = sys.argv[1:]
+    deeper = "--conformance" in args
+    args = [a for a in args if a != "--conformance"]
+    if len(args) not in (1, 2):
+        print("usage: check [--conformance] SPEC.tla [SPEC.cfg]", file=sys.stderr)
         return 2
     try:
-        spec = open(sys.argv[1], encoding="utf-8").read()
-        cfg_path = sys.argv[2] if len(sys.argv) == 3 else os.path.splitext(sys.argv[1])[0] + ".cfg"
+        spec = open(args[0], encoding="utf-8").read()
+        cfg_path = args[1] if len(args) == 2 else os.path.splitext(args[0])[0] + ".cfg"
         cfg = open(cfg_path, encoding="utf-8").read() if os.path.exists(cfg_path) else None
+        mapping_path = os.path.join(os.path.dirname(os.path.abspath(args[0])), "mapping.yaml")
+        mapping = open(mapping_path, encoding="utf-8").read() if os.path.exists(mapping_path) else None
     except OSError as exc:
         print(json.dumps({"error": str(exc)}))
         return 2
     client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     client.connect(os.environ["SYSMOBENCH_CHECK_SOCKET"])
-    client.sendall(json.dumps({"spec": spec, "cfg": cfg}).encode("utf-8"))
+    client.sendall(json.dumps({"spec": spec, "cfg": cfg, "mapping": mapping, "conformance": deeper}).encode("utf-8"))
     client.shutdown(socket.SHUT_WR)
     data = b""
     while chunk := client.recv(65536):
@@ -86,6 +95,9 @@ class AgentSource:
 
     def candidate(self, task: Task, sample: int, check: Checker | None = None, judge: Judge | None = None) -> Candidate:
         base = Candidate(task.name, self.name, sample, task.module, origin=f"agent {self.config.name}")
+        if task.harness is not None and task.harness.held_out:
+            # Its check tool shows what P3 finds on the feedback traces: scored on the others.
+            base = replace(base, scored_seeds=task.harness.held_out)
         info: dict[str, Any] = {"method": "agent", "agent": self.config.name, "command": list(self.config.command)}
         try:
             prompt = render(task, stages("direct")[0], self.traces_dir)
@@ -97,7 +109,7 @@ class AgentSource:
         with tempfile.TemporaryDirectory(prefix="sysmobench-agent-") as scratch:
             workspace, tools = Path(scratch) / "workspace", Path(scratch) / "tools"
             _lay_out(task, prompt, workspace, tools)
-            checks = _CheckServer(tools / "check.sock", task, base, check, self.config.max_checks)
+            checks = _CheckServer(tools / "check.sock", task, base, check, self.config.max_checks, judge)
             with ExitStack() as running:
                 running.enter_context(checks)
                 endpoint = running.enter_context(self._endpoint()) if self.model is not None else None
@@ -209,10 +221,12 @@ def _same_text(a: str, b: str) -> bool:
 
 class _CheckServer:
     """The check tool's other end, outside the sandbox: P1 and P2 of the spec it is sent, by the
-    cell's own checker, at most ``limit`` times."""
+    cell's own checker, at most ``limit`` times; asked for conformance, what P3 finds on the
+    task's feedback traces and what P4 finds, by the cell's judge (never the held-out figure)."""
 
-    def __init__(self, path: Path, task: Task, base: Candidate, check: Checker | None, limit: int) -> None:
-        self.task, self.base, self.check, self.limit = task, base, check, limit
+    def __init__(self, path: Path, task: Task, base: Candidate, check: Checker | None, limit: int,
+                 judge: Judge | None = None) -> None:
+        self.task, self.base, self.check, self.limit, self.judge = task, base, check, limit, judge
         self.used = 0
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._server.bind(str(path))
@@ -252,11 +266,28 @@ class _CheckServer:
             return {"error": f"no checks left: this agent may check {self.limit} times"}
         self.used += 1
         cfg = request.get("cfg") if isinstance(request.get("cfg"), str) else None
-        candidate = with_spec(self.base, self.task, request["spec"], cfg, None)
+        mapping = request.get("mapping") if isinstance(request.get("mapping"), str) else None
+        with tempfile.TemporaryDirectory(prefix="sysmobench-check-") as folder:
+            mapping_file = Path(folder) / "mapping.yaml" if mapping is not None else None
+            if mapping_file is not None:
+                mapping_file.write_text(mapping, encoding="utf-8")
+            candidate = with_spec(self.base, self.task, request["spec"], cfg, mapping_file)
         results = self.check(candidate, self.used)
         if not results:
             return {"error": "the cell's time budget is spent: no more checks"}
-        return {"check": self.used, "checks_left": self.limit - self.used, **gate_verdict(results)}
+        verdict = {"check": self.used, "checks_left": self.limit - self.used, **gate_verdict(results)}
+        if request.get("conformance") is True and verdict.get("passed"):
+            verdict["conformance"] = self._judged(candidate)
+        return verdict
+
+    def _judged(self, candidate: Candidate) -> dict[str, Any]:
+        if self.judge is None or not self.base.scored_seeds:
+            return {"error": f"no conformance check here: task {self.task.name} holds no traces out"}
+        judged = self.judge(candidate, self.used)
+        if judged is None:
+            return {"error": "the cell's time budget is spent: no more checks"}
+        return {"p3": judged.shown.score, "p4": judged.invariants.score,
+                "evidence": evidence(self.task, judged) or "P3 and P4 find nothing on these traces"}
 
 
 def _received(connection: socket.socket) -> Any:
