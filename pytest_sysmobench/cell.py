@@ -77,9 +77,8 @@ class Cell:
 
     def candidate(self) -> Candidate:
         if self._candidate is None:
-            if getattr(self.source, "uses_checker", False):  # agent_based, agents: answers checked as P1 and P2 will
-                self._candidate = self.source.candidate(self.task, self.id.sample, check=self._attempt,  # type: ignore[call-arg]
-                                                        judge=self._judge)
+            if self.source.uses_checker:  # agent_based, feedback, agents: answers checked as the phases will
+                self._candidate = self.source.candidate(self.task, self.id.sample, check=self._attempt, judge=self._judge)
             else:
                 self._candidate = self.source.candidate(self.task, self.id.sample)
             self._saving(self._record_candidate, self._candidate)

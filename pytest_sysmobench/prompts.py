@@ -64,20 +64,21 @@ def stages(method: str) -> tuple[Stage, ...]:
 def correction(task: Task, attempt: int, corrections: int, previous: str, errors: str,
                task_prompt: str) -> tuple[Stage, str]:
     """The ``attempt``-th correction request: the stage it is stored under and its prompt."""
-    stage = Stage(f"{CORRECTION}-{attempt}", CORRECTION)
-    values = {"module": task.module, "attempt": str(attempt), "corrections": str(corrections), "previous": previous,
-              "errors": errors, "task_prompt": task_prompt}
-    # One pass: a field filled in (the model's own answer, the source code) is never read again.
-    text = template_path(task, stage).read_text(encoding="utf-8")
-    return stage, re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), text)
+    return _sent_back(task, CORRECTION, attempt, corrections, previous, task_prompt, errors=errors)
 
 
 def feedback_correction(task: Task, attempt: int, corrections: int, previous: str, evidence: str,
                         task_prompt: str) -> tuple[Stage, str]:
     """The ``attempt``-th correction of a usable spec, with P3's and P4's evidence."""
-    stage = Stage(f"{FEEDBACK}-{attempt}", FEEDBACK)
+    return _sent_back(task, FEEDBACK, attempt, corrections, previous, task_prompt, evidence=evidence)
+
+
+def _sent_back(task: Task, template: str, attempt: int, corrections: int, previous: str, task_prompt: str,
+               **found: str) -> tuple[Stage, str]:
+    stage = Stage(f"{template}-{attempt}", template)
     values = {"module": task.module, "attempt": str(attempt), "corrections": str(corrections), "previous": previous,
-              "evidence": evidence, "task_prompt": task_prompt}
+              "task_prompt": task_prompt, **found}
+    # One pass: a field filled in (the model's own answer, the source code) is never read again.
     text = template_path(task, stage).read_text(encoding="utf-8")
     return stage, re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), text)
 

@@ -21,12 +21,12 @@ from .cache import Cache
 from .cell import Cell
 from .record import CellId
 from .evaluator import Evaluator
-from .hints import close_matches, did_you_mean
+from .hints import close_matches
 from .llm import Client, ModelCatalog, ModelConfigError, load_catalog, missing_key, route_problem
 from .prompts import MethodError
 from .answers import AnswerStore
 from .prefetch import Job, Prefetcher
-from .sources import AgentSource, GeneratedSource, MutantSource, ReplaySource, SpecSource, UnknownModel, resolve_source
+from .sources import AgentSource, GeneratedSource, SpecSource, UnknownModel, resolve_source
 from .scoring import PHASES
 from .repair.model import Mender
 from .settings import CACHE_ENV, DEFAULT_CORRECTIONS, DEFAULT_REPAIR, repair_model
@@ -282,40 +282,15 @@ class BenchmarkSession:
         labels = [resolved for resolved in self.labels]
         problems += [f"two spec sources would share the label {label!r} (rename one of the folders)"
                      for label in sorted({x for x in labels if labels.count(x) > 1})]
-        tasks = self.tasks.tasks
-        for name, source in self.sources.items():
-            if isinstance(source, MutantSource) and tasks and not any(
-                    m.name == source.mutant for t in tasks for m in t.mutants):
-                known = sorted({m.name for t in tasks for m in t.mutants})
-                problems.append(f"{name}: no task has a mutant {source.mutant!r} ({did_you_mean(source.mutant, known)})")
-            if isinstance(source, ReplaySource) and tasks and not any(
-                    (source.directory / t.name / f"{t.module}.tla").is_file() for t in tasks):
-                wanted = ", ".join(f"{t.name}/{t.module}.tla" for t in tasks)
-                problems.append(f"{name}: {source.directory} holds no spec for any task (expected one of {wanted})")
-            if isinstance(source, GeneratedSource) and routes:
-                unroutable = source.route_problem()
-                if unroutable:
-                    problems.append(f"{name}: {unroutable}")
-                problems += self._key_problems(name, source)
+        for source in self.sources.values():
+            problems += source.problems(self.tasks.tasks, self.options.samples, routes)
         problems += self._evaluator_key_problem()
         return problems
-
-    def _key_problems(self, name: str, source: GeneratedSource) -> list[str]:
-        """A model without its key can still be scored from stored answers; asked anew, it cannot."""
-        missing = missing_key(source.client.config)
-        if missing is None:
-            return []
-        unstored = source.unstored(list(self.tasks.tasks), self.options.samples)
-        if not unstored:
-            return []
-        cells = len(self.tasks.tasks) * self.options.samples
-        return [f"{name}: {missing}, and {unstored} of its {cells} cell(s) have no stored answer to score instead: "
-                f"set it, or run where the answer store ({self.options.output / 'answers'}) has them"]
 
     def _evaluator_key_problem(self) -> list[str]:
         """The evaluator is asked only for specs without a mapping: models' and replayed ones."""
         evaluator = self.scorer.evaluator
-        if evaluator is None or not any(isinstance(s, (GeneratedSource, ReplaySource, AgentSource)) for s in self.sources.values()):
+        if evaluator is None or not any(s.may_lack_mapping for s in self.sources.values()):
             return []
         missing = missing_key(evaluator.client.config)
         return [f"evaluator {evaluator.name}: {missing} (it maps specs that come without mapping.yaml; set it, or "
@@ -346,7 +321,7 @@ class BenchmarkSession:
         jobs, seen = [], set()
         for cell in cells:
             source, task = self.sources.get(cell.model), loaded.get(cell.task)
-            if isinstance(source, GeneratedSource) and task is not None and cell not in seen:
+            if source is not None and source.asked_ahead and task is not None and cell not in seen:
                 seen.add(cell)
                 jobs.append(Job(source, task, cell.sample))
         return Prefetcher(jobs, connections).start() if jobs and connections > 0 else None

@@ -30,7 +30,7 @@ from ..prompts import SourceMissing, render, stages
 from ..scoring import gate_verdict
 from ..tasks import Task
 from ._builtin import spec_in_folder
-from ._candidate import Candidate, with_spec
+from ._candidate import Candidate, SpecSource, with_spec
 from ..feedback import Judge, evidence
 from ._generated import Checker
 
@@ -80,11 +80,13 @@ sys.exit(main())
 '''
 
 
-class AgentSource:
+class AgentSource(SpecSource):
     """A coding agent from the model configuration's ``agents:``."""
 
-    #: The cell hands it a checker: the agent's check tool runs the cell's own P1 and P2.
+    #: The cell hands it a checker and a judge: the agent's check tool runs the cell's own P1 and
+    #: P2, and with --conformance what P3 and P4 find on the feedback traces.
     uses_checker = True
+    may_lack_mapping = True
 
     def __init__(self, config: AgentConfig, traces_dir: Path, model: ModelConfig | None = None) -> None:
         self.config = config

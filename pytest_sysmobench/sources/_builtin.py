@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-from ..hints import close_matches
+from ..hints import close_matches, did_you_mean
 from ..tasks import IDENTIFIER, Task, TaskError
 from ._candidate import Candidate, SpecSource, UnknownModel, with_spec
 
@@ -29,25 +29,31 @@ class OversizedAnswer(ValueError):
     """A spec or answer too large to be a real model's answer; it is not read at all."""
 
 
-class ReferenceSource:
+class ReferenceSource(SpecSource):
     """The expert spec that ships with each task; it must score 1.0 everywhere."""
 
     name = "reference"
 
-    def candidate(self, task: Task, sample: int) -> Candidate:
+    def candidate(self, task: Task, sample: int, check: Any = None, judge: Any = None) -> Candidate:
         base = Candidate(task.name, self.name, sample, task.module, origin=str(task.reference_spec))
         cfg = _read(task.reference_cfg) if task.reference_cfg else None
         return with_spec(base, task, _read(task.reference_spec), cfg, task.reference_mapping)
 
 
-class MutantSource:
+class MutantSource(SpecSource):
     """A seeded-bug mutant of the reference spec: the benchmark must catch it in its phase."""
 
     def __init__(self, mutant: str) -> None:
         self.mutant = mutant
         self.name = f"mutant:{mutant}"
 
-    def candidate(self, task: Task, sample: int) -> Candidate:
+    def problems(self, tasks: Sequence[Task], samples: int, routes: bool) -> list[str]:
+        if not tasks or any(m.name == self.mutant for t in tasks for m in t.mutants):
+            return []
+        known = sorted({m.name for t in tasks for m in t.mutants})
+        return [f"{self.name}: no task has a mutant {self.mutant!r} ({did_you_mean(self.mutant, known)})"]
+
+    def candidate(self, task: Task, sample: int, check: Any = None, judge: Any = None) -> Candidate:
         base = Candidate(task.name, self.name, sample, task.module, origin=f"{task.reference_spec} + {self.mutant}")
         mutant = next((m for m in task.mutants if m.name == self.mutant), None)
         if mutant is None:
@@ -60,18 +66,26 @@ class MutantSource:
         return with_spec(base, task, spec, cfg, task.reference_mapping)
 
 
-class ReplaySource:
+class ReplaySource(SpecSource):
     """Specs written or generated elsewhere: ``DIR/<task>/<Module>.tla`` (+ optional .cfg, mapping.yaml).
 
     Other ``.tla`` files in the folder are modules of the same spec (the root EXTENDS or
     INSTANCEs them); they are on its search path.
     """
 
+    may_lack_mapping = True
+
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.name = f"replay:{directory.name or directory}"
 
-    def candidate(self, task: Task, sample: int) -> Candidate:
+    def problems(self, tasks: Sequence[Task], samples: int, routes: bool) -> list[str]:
+        if not tasks or any((self.directory / t.name / f"{t.module}.tla").is_file() for t in tasks):
+            return []
+        wanted = ", ".join(f"{t.name}/{t.module}.tla" for t in tasks)
+        return [f"{self.name}: {self.directory} holds no spec for any task (expected one of {wanted})"]
+
+    def candidate(self, task: Task, sample: int, check: Any = None, judge: Any = None) -> Candidate:
         folder = self.directory / task.name
         spec = folder / f"{task.module}.tla"
         base = Candidate(task.name, self.name, sample, task.module, origin=str(spec))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping as TMapping, Protocol
+from typing import Any, Mapping as TMapping, Sequence
 
 from ..mapping import ActionCall, ActionMap, Mapping, MappingError, VariableMap, load_mapping
 from ..tasks import Task
@@ -58,10 +58,29 @@ class Candidate:
         return modules.declared_with(self.tla or "", dict(self.extra_modules))
 
 
-class SpecSource(Protocol):
-    name: str
+class SpecSource:
+    """Where a cell's spec comes from: what a cell asks of it (the candidate, checked as it is
+    made when ``uses_checker``), and what a session asks before any cell runs (``problems``;
+    whether its specs may need an evaluator's mapping; whether its answers are a model's, asked
+    ahead after collection)."""
 
-    def candidate(self, task: Task, sample: int) -> Candidate: ...
+    name: str
+    #: Its answers are checked as they are made: the cell hands it its checker and its judge.
+    uses_checker: bool = False
+    #: Its specs may come without a mapping, for an evaluator model to propose one.
+    may_lack_mapping: bool = False
+    #: Its answers are a model's, which a sweep asks for ahead of the cells.
+    asked_ahead: bool = False
+
+    def candidate(self, task: Task, sample: int, check: Any = None, judge: Any = None) -> Candidate:
+        """The cell's spec; ``check`` (P1 and P2) and ``judge`` (P3 and P4) of an answer as it is made,
+        for a source that ``uses_checker``."""
+        raise NotImplementedError
+
+    def problems(self, tasks: Sequence[Task], samples: int, routes: bool) -> list[str]:
+        """What keeps it from being scored, known before any cell runs (a typo must not pass as
+        a skip); ``routes``: whether a model may be put to litellm to find out."""
+        return []
 
 
 def with_spec(base: Candidate, task: Task, text: str, cfg: str | None, mapping_file: Path | None,

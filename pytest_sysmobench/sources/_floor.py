@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 from ..mapping import ActionCall, ActionMap
 from ..tasks import Task
 from ..tla import modules
 from ..tla.values import tla_literal
 from ..traces import TraceError, load_trace
-from ._candidate import Candidate, with_spec
+from ._candidate import Candidate, SpecSource, with_spec
 
 #: The floors there are, and what each stands for.
 FLOORS = {
@@ -28,7 +29,7 @@ FLOORS = {
 PREFIX = "floor:"
 
 
-class FloorSource:
+class FloorSource(SpecSource):
     """A spec made from the task itself, the same for every model: a floor to read scores by."""
 
     def __init__(self, kind: str, traces_dir: Path) -> None:
@@ -36,7 +37,7 @@ class FloorSource:
         self.name = f"{PREFIX}{kind}"
         self.traces_dir = traces_dir
 
-    def candidate(self, task: Task, sample: int) -> Candidate:
+    def candidate(self, task: Task, sample: int, check: Any = None, judge: Any = None) -> Candidate:
         base = Candidate(task.name, self.name, sample, task.module, origin=f"{self.name}: {FLOORS[self.kind]}")
         if self.kind == "noop":
             return self._noop(base, task)

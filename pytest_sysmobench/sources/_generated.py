@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..answers import AnswerStore
 from ..llm import Answer, Client, GenerationError
@@ -13,7 +13,7 @@ from ..feedback import Judge, evidence, fits_feedback
 from ..prompts import MethodError, SourceMissing, correction, feedback_correction, render, stages
 from ..scoring import PhaseResult, Status
 from ..tasks import Task
-from ._candidate import Candidate, with_spec
+from ._candidate import Candidate, SpecSource, with_spec
 
 #: Checks a candidate as P1 and P2 would (the cell's own gate), for the attempt numbered; () when
 #: it could not be checked (the cell's budget is spent): then nothing more is asked.
@@ -31,8 +31,11 @@ def _usage(entries: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-class GeneratedSource:
+class GeneratedSource(SpecSource):
     """Asks a model for each cell's spec with one of the generation methods."""
+
+    may_lack_mapping = True
+    asked_ahead = True
 
     def __init__(self, name: str, client: Client, store: AnswerStore, method: str, traces_dir: Path,
                  corrections: int = 0) -> None:
@@ -46,15 +49,26 @@ class GeneratedSource:
         #: ``feedback``: also a usable one, with what P3 and P4 find.
         self.corrections = corrections if method in ("agent_based", "feedback") else 0
 
-    @property
+    @property  # type: ignore[override]
     def uses_checker(self) -> bool:
         """Whether this source checks its answers (the cell then hands it a checker)."""
         return self.corrections > 0
 
-    def route_problem(self) -> str | None:
-        from ..llm import route_problem
+    def problems(self, tasks: Sequence[Task], samples: int, routes: bool) -> list[str]:
+        """A model litellm cannot route; one without its key, for the cells with no stored
+        answer to score instead (a model without its key can still be scored from them)."""
+        if not routes:
+            return []
+        from ..llm import missing_key, route_problem
 
-        return route_problem(self.client.config)
+        unroutable = route_problem(self.client.config)
+        found = [f"{self.name}: {unroutable}"] if unroutable else []
+        missing = missing_key(self.client.config)
+        unstored = self.unstored(list(tasks), samples) if missing is not None else 0
+        if unstored:
+            found.append(f"{self.name}: {missing}, and {unstored} of its {len(tasks) * samples} cell(s) have no stored "
+                         f"answer to score instead: set it, or run where the answer store ({self.store.root}) has them")
+        return found
 
     def unstored(self, tasks: list[Task], samples: int) -> int:
         """How many cells' first request is not in the answer store (and so must be sent)."""

@@ -8,7 +8,7 @@ import functools
 import re
 import warnings
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 #: The grammar, with the tree_sitter module it was made by: a host that imports tree_sitter
 #: afresh (pytester's in-process runs restore ``sys.modules``) has a new ``Language`` type, and
@@ -34,22 +34,17 @@ def referenced_names(text: str) -> frozenset[str]:
     """The names a piece of TLA+ (definitions, or one expression) refers to, bound names
     included: never a word inside a string or a comment, never a record's field.  Read from a
     module wrapped around it; callers look for the names they know."""
-    import tree_sitter
-
-    source = f"---- MODULE SysmoNames ----\n{text}\n====\n".encode("utf-8")
-    tree = tree_sitter.Parser(language()).parse(source)
-    found: set[str] = set()
-    stack = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        if node.type == "identifier_ref" and not _field(node):  # r.f, !.f: no name of the module's
-            found.add(source[node.start_byte:node.end_byte].decode("utf-8"))
-        stack.extend(node.children)
+    found = _identifiers(text, lambda node: node.type == "identifier_ref" and not _field(node))  # r.f, !.f
     return frozenset(n for n in found if _NAME.fullmatch(n))
 
 
 def fields_named(text: str) -> frozenset[str]:
     """The record fields a piece of TLA+ names (``r.f``, ``[f |-> v]``, ``[f : S]``)."""
+    return _identifiers(text, lambda node: node.type in ("identifier", "identifier_ref") and _field(node))
+
+
+def _identifiers(text: str, wanted: Callable[[Any], bool]) -> frozenset[str]:
+    """The text of every node of the parse of ``text`` (wrapped in a module) that ``wanted`` keeps."""
     import tree_sitter
 
     source = f"---- MODULE SysmoNames ----\n{text}\n====\n".encode("utf-8")
@@ -58,7 +53,7 @@ def fields_named(text: str) -> frozenset[str]:
     stack = [tree.root_node]
     while stack:
         node = stack.pop()
-        if node.type in ("identifier", "identifier_ref") and _field(node):
+        if wanted(node):
             found.add(_text(source, node))
         stack.extend(node.children)
     return frozenset(found)
