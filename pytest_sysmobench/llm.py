@@ -189,13 +189,15 @@ class AgentConfig:
     #: Each of its processes' address space, and any file it writes, in MB (None: no limit).
     max_memory_mb: int | None = None
     max_file_mb: int | None = 1024
+    #: How many processes and threads it may run at once (None: no limit).
+    max_processes: int | None = 512
 
 
 def _agent_entry(name: str, raw: Any, where: str) -> AgentConfig:
     if not isinstance(raw, Mapping):
         raise ModelConfigError(f"{where}: expected a mapping with 'command:'")
     known = ("command", "timeout_s", "max_checks", "read_only", "env", "pass_env", "model", "budget", "max_memory_mb",
-             "max_file_mb")
+             "max_file_mb", "max_processes")
     unknown = sorted(str(k) for k in raw if k not in known)
     if unknown:
         raise ModelConfigError(f"{where}.{unknown[0]}: unknown setting (known: {', '.join(known)})")
@@ -226,17 +228,17 @@ def _agent_entry(name: str, raw: Any, where: str) -> AgentConfig:
     return AgentConfig(name, tuple(command), timeout_s, max_checks,
                        tuple(Path(p).expanduser().resolve() for p in read_only), {k: str(v) for k, v in env.items()},
                        tuple(passed), model, _agent_budget(raw.get("budget"), f"{where}.budget"),
-                       *(_megabytes(raw, key, where, default) for key, default in (("max_memory_mb", None),
-                                                                                   ("max_file_mb", 1024))))
+                       *(_limit(raw, key, where, default, unit) for key, default, unit in (
+                           ("max_memory_mb", None, "MB"), ("max_file_mb", 1024, "MB"), ("max_processes", 512, "processes"))))
 
 
-def _megabytes(raw: Mapping[str, Any], key: str, where: str, default: int | None) -> int | None:
-    """A limit in MB, whole and positive; ``null`` for none."""
+def _limit(raw: Mapping[str, Any], key: str, where: str, default: int | None, unit: str) -> int | None:
+    """A limit, whole and positive; ``null`` for none."""
     value = raw.get(key, default)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1 << 20:
-        raise ModelConfigError(f"{where}.{key}: expected a whole number of MB from 1 to {1 << 20} (null: no limit)")
+        raise ModelConfigError(f"{where}.{key}: expected a whole number of {unit} from 1 to {1 << 20} (null: no limit)")
     return value
 
 

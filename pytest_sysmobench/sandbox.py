@@ -65,23 +65,111 @@ def command(workspace: Path, tools: Path, argv: Sequence[str], env: Mapping[str,
 
 @dataclass(frozen=True)
 class Limits:
-    """What each process of the agent may take (``prlimit``: per process, inherited by every
-    child): its address space, and the size of any file it writes (its transcript included).
-    None: no limit of that kind.  How many processes it starts is not held here: the benchmark
-    runs as root, whom the kernel's process limit does not bind (only a cgroup would)."""
+    """What the agent may take: each process's address space and the size of any file it
+    writes, its transcript included (``prlimit``: per process, inherited by every child), and
+    how many processes and threads it runs at once (a pids cgroup; the kernel's per-user
+    process limit does not bind root, whom the benchmark runs as; ``prlimit --nproc`` for
+    anyone else).  None: no limit of that kind."""
 
     memory_mb: int | None = None
     file_mb: int | None = None
+    processes: int | None = None
 
-    def prefix(self) -> list[str]:
+    def prefix(self, cgroup: Path | None = None) -> list[str]:
         flags = [f"--as={self.memory_mb << 20}"] if self.memory_mb else []
         flags += [f"--fsize={self.file_mb << 20}"] if self.file_mb else []
+        if self.processes and cgroup is None:
+            flags.append(f"--nproc={self.processes}")
+        joined = ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(cgroup)] if cgroup else []
         if not flags:
-            return []
+            return joined
         found = shutil.which("prlimit")
         if found is None:
             raise SandboxMissing("prlimit (util-linux) is not installed, so the agent's limits cannot be set")
-        return [found, *flags, "--"]
+        return [*joined, found, *flags, "--"]
+
+
+#: Where a pids cgroup can be made: cgroup v2's unified tree (with the pids controller), or v1's.
+CGROUP_ROOTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup/pids"))
+
+
+class ProcessCap:
+    """A pids cgroup of its own for one agent run, holding at most ``limit`` processes and
+    threads; when the run ends, whatever is still in it is killed (a process that left the
+    session too) and the cgroup removed.  Without a cgroup to make, as root, the limit cannot
+    be held: said before the agent runs (the benchmark's loss, like a missing sandbox)."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.path: Path | None = None
+
+    def __enter__(self) -> ProcessCap:
+        if not self.limit:
+            return self
+        for root in CGROUP_ROOTS:
+            if not (root / "cgroup.procs").exists() or not _controls_pids(root):
+                continue
+            path = root / f"sysmobench-{os.getpid()}-{time.monotonic_ns()}"
+            try:
+                path.mkdir()
+                (path / "pids.max").write_text(str(self.limit))
+                # A process must be able to join it (cgroup v2 refuses some placements).
+                joined = subprocess.run(["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs"', str(path)],
+                                        capture_output=True, timeout=30).returncode == 0
+            except (OSError, subprocess.SubprocessError):
+                joined = False
+            if joined:
+                self.path = path
+                return self
+            try:
+                path.rmdir()
+            except OSError:
+                pass
+        if os.geteuid() == 0:
+            raise SandboxMissing(f"the agent's process limit ({self.limit}) cannot be held: no pids cgroup can be "
+                                 "made here, and the kernel's per-user limit does not bind root (the agent's "
+                                 "max_processes: null runs it without one)")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        path, self.path = self.path, None
+        if path is None:
+            return
+        for _ in range(50):
+            try:
+                left = [int(p) for p in (path / "cgroup.procs").read_text().split()]
+            except OSError:
+                break
+            if not left:
+                break
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            time.sleep(0.05)
+        try:
+            path.rmdir()
+        except OSError:
+            pass
+
+    @property
+    def peak(self) -> int | None:
+        """The most processes and threads it held at once, where the kernel says (read before exit)."""
+        try:
+            return int((self.path / "pids.peak").read_text()) if self.path is not None else None
+        except (OSError, ValueError):
+            return None
+
+
+def _controls_pids(root: Path) -> bool:
+    if root.name == "pids":
+        return True
+    try:
+        return "pids" in (root / "cgroup.controllers").read_text().split() and \
+            "pids" in (root / "cgroup.subtree_control").read_text().split()
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -94,16 +182,17 @@ class Run:
     output_bytes: int = 0
 
 
-def run(line: Sequence[str], timeout_s: float, transcript: Path, limits: Limits = Limits()) -> Run:
-    """Run the sandboxed command within ``limits``; past ``timeout_s`` its whole process group is
-    killed.  Its output (both streams) goes to ``transcript`` as it comes (a file held to the
-    same size limit as any the agent writes)."""
+def run(line: Sequence[str], timeout_s: float, transcript: Path, limits: Limits = Limits(),
+        cgroup: Path | None = None) -> Run:
+    """Run the sandboxed command within ``limits`` (its processes in ``cgroup``, when given);
+    past ``timeout_s`` its whole process group is killed.  Its output (both streams) goes to
+    ``transcript`` as it comes (a file held to the same size limit as any the agent writes)."""
     start = time.monotonic()
     transcript.parent.mkdir(parents=True, exist_ok=True)
     with transcript.open("wb") as out:
         # bwrap itself starts from an empty environment too: its first process in the sandbox
         # keeps bwrap's own, readable there as /proc/1/environ (the benchmark's keys among it).
-        process = subprocess.Popen([*limits.prefix(), *line], stdin=subprocess.DEVNULL, stdout=out,
+        process = subprocess.Popen([*limits.prefix(cgroup), *line], stdin=subprocess.DEVNULL, stdout=out,
                                    stderr=subprocess.STDOUT, start_new_session=True, env=BWRAP_ENV)
         try:
             code: int | None = process.wait(timeout=timeout_s)

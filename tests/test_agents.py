@@ -85,10 +85,25 @@ for path in (target, "/work/escaped.txt"):
 
 CRASHER = "import sys\nprint('bwrap: pretending the sandbox broke')\nsys.exit(3)\n"
 
-#: An agent that asks for more memory than it may have, fills a file past its limit, then prints
-#: without end (its transcript is a file held to the same limit).
+#: An agent that forks children that stay, asks for more memory than it may have, fills a file
+#: past its limit, then prints without end (its transcript is a file held to the same limit).
 HOG = r'''
-import os, subprocess
+import os, subprocess, time
+children, refused = [], 0
+for _ in range(200):  # forks without end, each child staying
+    try:
+        pid = os.fork()
+    except BlockingIOError:
+        refused += 1
+        continue
+    if pid == 0:
+        time.sleep(600)
+        os._exit(0)
+    children.append(pid)
+print("forks", len(children), "refused", refused, flush=True)
+for pid in children[5:]:  # room for what follows; five stay until the run ends
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
 try:
     hoard = bytearray(600 << 20)
     print("memory granted", len(hoard), flush=True)
@@ -167,7 +182,7 @@ def bench(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -
     agents["snoop"]["env"] = {"PROJECT": str(pytester.path)}
     agents["escape"]["env"] = {"TARGET": str(pytester.path / "escaped" / "out.txt")}
     agents["asker"].update(model="local", budget={"requests": 2})
-    agents["hog"].update(max_memory_mb=400, max_file_mb=10)
+    agents["hog"].update(max_memory_mb=400, max_file_mb=10, max_processes=40)
     (pytester.path / "sysmobench-models.yaml").write_text(yaml.safe_dump({"models": {}, "agents": agents}))
     return pytester
 
@@ -296,12 +311,18 @@ def test_an_agent_reaches_its_model_through_its_cells_endpoint_never_sees_the_ke
     assert "345 tokens, $0.5740" in page and "<b>model budget spent</b> (2 requests)" in page
 
 
-def test_an_agent_is_held_to_its_memory_and_file_size_and_its_transcript_to_its_cap(bench: pytest.Pytester) -> None:
+def test_an_agent_is_held_to_its_processes_memory_and_file_size_and_its_transcript_to_its_cap(
+        bench: pytest.Pytester) -> None:
     result = bench.runpytest_subprocess(*RUN, "--sysmobench-models", "agent:hog", "-m", "p1")
     result.assert_outcomes(failed=1, deselected=3)
-    reason = _cells(bench.path)["agent:hog"]["phases"]["syntax"]["reason"]
+    cell = _cells(bench.path)["agent:hog"]
+    reason = cell["phases"]["syntax"]["reason"]
     assert "was stopped writing a file beyond its limit of 10 MB (exit code" in reason, reason
     transcript = _transcript(bench.path, "hog")
+    forks = re.search(r"forks (\d+) refused (\d+)", transcript)
+    assert forks is not None and int(forks.group(1)) < 40 and int(forks.group(1)) + int(forks.group(2)) == 200
+    assert cell["generation"]["processes_peak"] <= cell["generation"]["max_processes"] == 40
+    assert _none_left("hog.py")  # its children were killed with it
     assert "memory refused" in transcript and f"head exit 153 size {10 << 20}" in transcript
     # Its printing was cut at 10 MB on disk, and the board keeps a head and a tail of that.
     assert "bytes left out" in transcript and len(transcript.encode()) < 2 << 20
@@ -320,3 +341,14 @@ def test_an_agent_asks_its_check_tool_what_p3_and_p4_find_and_is_scored_on_trace
     assert "seed-1.ndjson" in found and "seed-3" not in found and "seed-4" not in found
     conformance = _cells(bench.path)["agent:learner"]["phases"]["conformance"]
     assert conformance["score"] == 1.0 and "on the traces of seed(s) 3, 4" in conformance["reason"]
+
+
+def _none_left(script: str) -> bool:
+    """Whether no process runs ``script`` any more."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if script.encode() in cmdline.read_bytes():
+                return False
+        except OSError:
+            pass
+    return True

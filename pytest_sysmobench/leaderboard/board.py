@@ -150,6 +150,7 @@ def _usage_of(generation: Mapping[str, JSON]) -> dict[str, JSON]:
             "fits_feedback",
             # agents: checks used, how the run ended, its time, the use it reported, a copied answer key
             "agent", "checks", "max_checks", "exit_code", "timed_out", "seconds", "usage_reported",
+            "processes_peak", "max_processes",
             "equals_reference", "model_use")
     return {k: generation.get(k) for k in keys if k in generation}
 

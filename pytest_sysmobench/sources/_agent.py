@@ -104,8 +104,11 @@ class AgentSource(SpecSource):
         try:
             prompt = render(task, stages("direct")[0], self.traces_dir)
             sandbox.bwrap()
-            limits = sandbox.Limits(self.config.max_memory_mb, self.config.max_file_mb)
+            limits = sandbox.Limits(self.config.max_memory_mb, self.config.max_file_mb, self.config.max_processes)
             limits.prefix()
+            cap = sandbox.ProcessCap(self.config.max_processes)
+            with cap:  # said before the agent runs: a limit this machine cannot hold
+                pass
         except (SourceMissing, sandbox.SandboxMissing) as exc:  # ours to provide, not the agent's to lack
             return replace(base, generation_error=str(exc), generation=info)
         with tempfile.TemporaryDirectory(prefix="sysmobench-agent-") as scratch:
@@ -113,13 +116,17 @@ class AgentSource(SpecSource):
             _lay_out(task, prompt, workspace, tools)
             checks = _CheckServer(tools / "check.sock", task, base, check, self.config.max_checks, judge)
             with ExitStack() as running:
+                running.enter_context(cap)
                 running.enter_context(checks)
                 endpoint = running.enter_context(self._endpoint()) if self.model is not None else None
                 served = endpoint.environment() if endpoint is not None else {}
                 run = sandbox.run(self._command(task, workspace, tools, served), self.config.timeout_s,
-                                  Path(scratch) / "transcript.txt", limits)
+                                  Path(scratch) / "transcript.txt", limits, cap.path)
+                peak = cap.peak
             info.update(seconds=round(run.seconds, 3), exit_code=run.exit_code, timed_out=run.timed_out,
                         checks=checks.used, max_checks=self.config.max_checks, usage_reported=_usage(workspace))
+            if peak is not None:
+                info.update(processes_peak=peak, max_processes=self.config.max_processes)
             if endpoint is not None:  # counted by the benchmark, beside whatever the agent reports
                 use = endpoint.use
                 info.update(route=endpoint.config.route, requests=use.requests, prompt_tokens=use.prompt_tokens,
