@@ -112,7 +112,7 @@ def test_what_p3_and_p4_find_is_sent_back_and_the_correction_is_scored_on_held_o
     # Only the feedback seeds' windows, and never the reference or a template's text.
     assert "seed-1.ndjson" in evidence or "seed-2.ndjson" in evidence
     assert "seed-3" not in evidence and "seed-4" not in evidence
-    assert "MODULE" not in evidence and "==" not in evidence
+    assert "MODULE" not in evidence and "==" not in evidence and "Sysmo" not in evidence
     assert first in second
     cell = only_cell(bench.path)
     assert cell["model"] == "tiny@feedback" and cell["composite"] == 1.0
