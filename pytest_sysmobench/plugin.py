@@ -502,7 +502,7 @@ def sysmobench_phase(request: pytest.FixtureRequest) -> PhaseResult:
     result = _against_baseline(request.config, case, result)
     item.stash[result_key] = _record(case, result, tools={k: after[k] - before.get(k, 0) for k in after},
                                      generation=dict(generation) if generation else None,
-                                     provenance=state.provenance(), **repaired)
+                                     provenance=state.provenance(), kind=state.cell(case).source.kind, **repaired)
     for name, value in (("score", result.score), ("status", result.status.value), ("reason", result.reason),
                         ("charged_to", result.charged_to.value), ("cause", result.cause.value if result.cause else "")):
         item.user_properties.append((f"sysmobench.{name}", value))

@@ -89,6 +89,10 @@ class CellId:
 _ITEM_SUFFIXES = tuple(f"-{phase}]" for phase in PHASES)
 
 
+#: The kinds of spec source a board tells apart.
+KINDS = ("reference", "model", "agent", "replay", "mutant", "floor")
+
+
 @dataclasses.dataclass(frozen=True)
 class PhaseRecord:
     """One phase item's outcome, as every consumer downstream of the worker sees it."""
@@ -111,6 +115,8 @@ class PhaseRecord:
     repair: dict[str, JSON] | None = None
     #: ... and this phase of the repaired spec (``phase_summary``), when a repair made it usable.
     repaired: dict[str, JSON] | None = None
+    #: What the cell's spec source is (``KINDS``); None when the item never reached it.
+    kind: str | None = None
 
     @classmethod
     def of(cls, task: str, model: str, sample: int, result: PhaseResult, **extra: Any) -> PhaseRecord:

@@ -50,6 +50,7 @@ def test_reference_run_writes_the_leaderboard_and_caches(bench: pytest.Pytester,
     assert set(board["provenance"]) >= {"package_version", "jar_sha256", "java_version"}
     (cell,) = board["cells"]
     assert (cell["task"], cell["model"], cell["sample"], cell["composite"]) == ("spin", "reference", 0, None)
+    assert cell["kind"] == "reference"  # said by the cell's source, kept through every merge
     assert cell["phases"]["conformance"] == {"score": None, "status": "skipped", "reason": "skipped: no traces for task spin",
                                              "charged_to": "benchmark", "cause": "no_traces"}
     assert board["models"][0]["invariants"] == 1.0 and board["models"][0]["conformance"] is None

@@ -13,7 +13,9 @@ import pytest
 from pytest_sysmobench.leaderboard import board as report
 from pytest_sysmobench.leaderboard.schema import SCHEMA_CHECK_ENV, SchemaViolation, problems
 from pytest_sysmobench.leaderboard.records import SCHEMA as SCHEMA_VERSION
+from pytest_sysmobench.record import KINDS
 from pytest_sysmobench.scoring import PHASES, Cause, Charge, Status
+from pytest_sysmobench.sources import MutantSource, ReferenceSource, ReplaySource
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "schemas" / "leaderboard.schema.json"
@@ -32,6 +34,8 @@ def test_the_schema_is_json_schema_and_names_what_the_code_writes() -> None:
     assert phase["charged_to"]["enum"] == [c.value for c in Charge]
     assert schema["properties"]["weights"]["propertyNames"]["enum"] == list(PHASES)
     assert schema["properties"]["schema"]["const"] == SCHEMA_VERSION
+    assert schema["$defs"]["cell"]["properties"]["kind"]["enum"] == list(KINDS)
+    assert {source.kind for source in (ReferenceSource(), MutantSource("m"), ReplaySource(Path("x")))} <= set(KINDS)
 
 
 def test_the_committed_baseline_and_a_run_board_meet_the_schema(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..cache import atomic_write_text
+from ..record import KINDS
 from ..scoring import (PHASES, REPAIRED_PHASES, WEIGHTS, Cause, Charge, PhaseResult, Status, composite, pass_at_k, pass_hat_k,
                        phase_of, repaired_composite)
 from . import html as html_report
@@ -47,6 +48,7 @@ class _Gathered:
     runs: set[str] = dataclasses.field(default_factory=set)
     generation: dict[str, JSON] | None = None
     evaluator: dict[str, JSON] | None = None
+    kind: str | None = None
     #: The cell's repair as its P3/P4 records say (the last wins), and the repaired spec's phases.
     repair: Mapping[str, JSON] | None = None
     repaired: dict[str, PhaseCell] = dataclasses.field(default_factory=dict)
@@ -62,6 +64,8 @@ class _Gathered:
             self.runs.add(str(record["run_id"]))
         if record.get("generation"):
             self.generation = _usage_of(record["generation"])
+        if record.get("kind") in KINDS:
+            self.kind = str(record["kind"])
         evaluator_use = (record.get("details") or {}).get("evaluator_use")
         if evaluator_use:
             self.evaluator = _added(self.evaluator, evaluator_use)
@@ -77,7 +81,7 @@ class _Gathered:
         repair = self._repair()
         repaired = _repaired_composite(phases, repair) if repair is not None and score is not None else None
         return CellRow(task, model, sample, phases, charged_to, cause, score, tuple(sorted(self.runs)),
-                       self.generation, self.evaluator, repair, repaired)
+                       self.generation, self.evaluator, repair, repaired, self.kind)
 
     def _repair(self) -> RepairCell | None:
         if self.repair is None:
@@ -321,7 +325,7 @@ def records_of(board: Board | Mapping[str, JSON]) -> list[dict[str, JSON]]:
                             "failure_class": result.failure_class, "template_fraction": result.template_fraction,
                             "rates": result.rates.to_json() if result.rates is not None else None,
                             "run_id": run,
-                            "generation": cell.generation, "cell_evaluator": cell.evaluator,
+                            "generation": cell.generation, "cell_evaluator": cell.evaluator, "kind": cell.kind,
                             **_repair_record(cell, phase)})
     return records
 

@@ -218,7 +218,7 @@ def _cells_table(cells: Iterable[CellRow], folders: str | None) -> str:
     for cell in cells:
         runs = ", ".join(_e(r) for r in cell.runs[:5])
         (scored if cell.is_spec else left).append('<tr class="cell">' + "".join([
-            f"<td>{_name(cell.task)}</td>", f"<td>{_name(cell.model)}</td>", f"<td>{_kind(cell.model)}</td>",
+            f"<td>{_name(cell.task)}</td>", f"<td>{_name(cell.model)}</td>", f"<td>{_kind(cell)}</td>",
             f'<td class="num">{_e(cell.sample)}</td>',
             *(_phase_cell(cell.phases.get(p)) for p in PHASES),
             _composite_cell(cell), *([_repaired_cell(cell)] if repaired else []),
@@ -231,11 +231,15 @@ def _cells_table(cells: Iterable[CellRow], folders: str | None) -> str:
     return page + _legend(head)
 
 
-def _kind(model: str) -> str:
+def _kind(cell: CellRow) -> str:
+    """What the cell's spec source is, as its records say; on a board written before they said,
+    read from the label's prefix."""
+    if cell.kind is not None:
+        return cell.kind
     for prefix, kind in (("agent:", "agent"), ("replay:", "replay"), ("mutant:", "mutant"), ("floor:", "floor")):
-        if model.startswith(prefix):
+        if cell.model.startswith(prefix):
             return kind
-    return "reference" if model == "reference" else "model"
+    return "reference" if cell.model == "reference" else "model"
 
 
 def _feedback_parts(made: Mapping[str, object]) -> list[str]:

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, TypeVar
 
-from ..record import CellId
+from ..record import KINDS, CellId
 from ..scoring import PHASES, Charge
 from .charges import cell_charge, charge_of
 
@@ -210,6 +210,9 @@ class CellRow:
     #: (P1, P2 as written; P3, P4 of the repaired spec, or as written when nothing was repaired).
     repair: RepairCell | None = None
     repaired_composite: float | None = None
+    #: What its spec source is (reference, model, agent, replay, mutant, floor); None on a board
+    #: written before cells said.
+    kind: str | None = None
 
     @property
     def cell_id(self) -> CellId:
@@ -231,6 +234,8 @@ class CellRow:
         data.update(charged_to=self.charged_to, cause=self.cause, composite=self.composite)
         if self.repair is not None:
             data.update(repair=self.repair.to_json(), repaired_composite=self.repaired_composite)
+        if self.kind is not None:
+            data["kind"] = self.kind
         return data
 
     @classmethod
@@ -242,7 +247,8 @@ class CellRow:
         return cls(text(data.get("task")), text(data.get("model")), count(data.get("sample")) or 0, phases,
                    charged_to, cause, real(data.get("composite")), _texts(data.get("runs")),
                    _json_object(data.get("generation")), _json_object(data.get("evaluator")), repair,
-                   real(data.get("repaired_composite")) if repair is not None else None)
+                   real(data.get("repaired_composite")) if repair is not None else None,
+                   data["kind"] if data.get("kind") in KINDS else None)
 
 
 def _cell_charge_of(data: Mapping[str, JSON], phases: Mapping[str, PhaseCell]) -> tuple[str, str | None]:

@@ -85,6 +85,7 @@ class AgentSource(SpecSource):
 
     #: The cell hands it a checker and a judge: the agent's check tool runs the cell's own P1 and
     #: P2, and with --conformance what P3 and P4 find on the feedback traces.
+    kind = "agent"
     uses_checker = True
     may_lack_mapping = True
 

@@ -33,6 +33,7 @@ class ReferenceSource(SpecSource):
     """The expert spec that ships with each task; it must score 1.0 everywhere."""
 
     name = "reference"
+    kind = "reference"
 
     def candidate(self, task: Task, sample: int, check: Any = None, judge: Any = None) -> Candidate:
         base = Candidate(task.name, self.name, sample, task.module, origin=str(task.reference_spec))
@@ -42,6 +43,8 @@ class ReferenceSource(SpecSource):
 
 class MutantSource(SpecSource):
     """A seeded-bug mutant of the reference spec: the benchmark must catch it in its phase."""
+
+    kind = "mutant"
 
     def __init__(self, mutant: str) -> None:
         self.mutant = mutant
@@ -73,6 +76,7 @@ class ReplaySource(SpecSource):
     INSTANCEs them); they are on its search path.
     """
 
+    kind = "replay"
     may_lack_mapping = True
 
     def __init__(self, directory: Path) -> None:

@@ -65,6 +65,8 @@ class SpecSource:
     ahead after collection)."""
 
     name: str
+    #: What it is, as the board says: one of ``record.KINDS``.
+    kind: str = "model"
     #: Its answers are checked as they are made: the cell hands it its checker and its judge.
     uses_checker: bool = False
     #: Its specs may come without a mapping, for an evaluator model to propose one.

@@ -32,14 +32,16 @@ PREFIX = "floor:"
 class FloorSource(SpecSource):
     """A spec made from the task itself, the same for every model: a floor to read scores by."""
 
-    def __init__(self, kind: str, traces_dir: Path) -> None:
-        self.kind = kind
-        self.name = f"{PREFIX}{kind}"
+    kind = "floor"
+
+    def __init__(self, floor: str, traces_dir: Path) -> None:
+        self.floor = floor
+        self.name = f"{PREFIX}{floor}"
         self.traces_dir = traces_dir
 
     def candidate(self, task: Task, sample: int, check: Any = None, judge: Any = None) -> Candidate:
-        base = Candidate(task.name, self.name, sample, task.module, origin=f"{self.name}: {FLOORS[self.kind]}")
-        if self.kind == "noop":
+        base = Candidate(task.name, self.name, sample, task.module, origin=f"{self.name}: {FLOORS[self.floor]}")
+        if self.floor == "noop":
             return self._noop(base, task)
         return self._loose(base, task)
 
