@@ -49,12 +49,19 @@ def bench(pytester: pytest.Pytester, model_server: LocalModelServer, monkeypatch
 ARGS = ("benchmarks", "-p", "no:cacheprovider", "--sysmobench-models", "tiny", "--sysmobench-method", "agent_based")
 
 
+def _corrected_once(bench: pytest.Pytester, server: LocalModelServer, args: tuple[str, ...],
+                    wrong: str) -> tuple[pytest.RunResult, list[str]]:
+    """A run in which the model answers ``wrong`` and then, sent it back, the reference: its
+    result (the cell's four items pass) and the two prompts the model got."""
+    server.enqueue("tiny", wrong, GOOD)
+    result = bench.runpytest_subprocess(*args)
+    result.assert_outcomes(passed=4)
+    return result, prompts_sent(server)
+
+
 def test_a_spec_tlc_rejects_is_sent_back_with_its_error_and_the_correction_is_scored(
         bench: pytest.Pytester, model_server: LocalModelServer) -> None:
-    model_server.enqueue("tiny", NO_UNCHANGED, GOOD)
-    result = bench.runpytest_subprocess(*ARGS)
-    result.assert_outcomes(passed=4)
-    first, second = prompts_sent(model_server)
+    result, (first, second) = _corrected_once(bench, model_server, ARGS, NO_UNCHANGED)
     assert "correction 1 of\nat most 3" in second and "Acquire" in second
     assert "not completely specified" in second or "not assigned" in second, second[:2000]
     assert NO_UNCHANGED.split("```tla\n")[1].split("```")[0] in second  # its last answer, whole
@@ -102,10 +109,7 @@ FEEDBACK = (*ARGS[:-1], "feedback")
 
 def test_what_p3_and_p4_find_is_sent_back_and_the_correction_is_scored_on_held_out_traces(
         bench: pytest.Pytester, model_server: LocalModelServer) -> None:
-    model_server.enqueue("tiny", KEEPS_REQUEST, GOOD)
-    result = bench.runpytest_subprocess(*FEEDBACK)
-    result.assert_outcomes(passed=4)
-    first, second = prompts_sent(model_server)
+    result, (first, second) = _corrected_once(bench, model_server, FEEDBACK, KEEPS_REQUEST)
     evidence = second.split("## Where your spec and the real system differ", 1)[1].split("## Your last answer", 1)[0]
     assert "correction 1 of at most 3" in " ".join(second.split())
     assert "Unlock" in evidence and "windows pass" in evidence and "RequestConsistency" in evidence
