@@ -1,9 +1,10 @@
 """Corrections from the system's behaviour (``--sysmobench-method feedback``).
 
 A spec that P1 and P2 accept is judged as P3 and P4 would judge it, and what they find is sent
-back in the task's canonical vocabulary: per failing action its first windows (the pre-state,
-the action and its arguments, the real post-state, where the spec's closest step differs) and
-the steps the system cannot take, and the properties that fail with their counterexamples.
+back in the task's canonical vocabulary: per failing action its first failing window (the
+pre-state, the action and its arguments, the real post-state, where the spec's closest step
+differs) and its first step the system cannot take, and the properties that fail with their
+counterexamples.
 Never the reference spec, never a template's text.  The evidence comes from the task's feedback
 seeds only; the spec is scored on the held-out seeds, which it never saw, with the feedback
 seeds' figure beside it, so a correction that fits the windows it was shown is seen as one.
