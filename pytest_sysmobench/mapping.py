@@ -184,6 +184,11 @@ class Mapping:
         """The fields a canonical variable's readings are compared without."""
         return next((f for v, f in self.unmodelled_fields if v == canonical), ())
 
+    @property
+    def left_out(self) -> tuple[str, ...]:
+        """Every field left out, as the mapping names it (``messages.lastLog``)."""
+        return tuple(f"{var}.{f}" for var, fields in self.unmodelled_fields for f in fields)
+
     def substitutions(self, given: TMapping[str, str] | None = None, every: bool = False) -> str:
         """The WITH clause of an INSTANCE of the canonical module inside the spec.  An unmodelled
         variable gets a value no template that is checked reads (those that read it are not).
@@ -201,7 +206,7 @@ class Mapping:
             return "identity mapping (the spec uses the canonical names)"
         parts = [f"{n} <- {e}" for n, e in self.constants] + [v.describe() for v in self.variables]
         parts += [f"{name} unmodelled" for name in self.unmodelled]
-        parts += [f"{var}.{f} unmodelled" for var, fields in self.unmodelled_fields for f in fields]
+        parts += [f"{name} unmodelled" for name in self.left_out]
         parts += [f"{name} absent" for name in self.absent]
         parts += [s.describe() for s in self.state]
         parts += [a.describe() for a in self.actions if a.calls != (ActionCall(a.canonical),)]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Iterable
 
 from .tasks import Task
 from .traces import Corpus
@@ -90,7 +89,9 @@ class TaskCoverage:
         return "\n".join(lines) + "\n"
 
 
-def of(task: Task, corpus: Corpus) -> TaskCoverage:
+def of(task: Task, corpus: Corpus, held_out: bool = True) -> TaskCoverage:
+    """What the corpus covers; with ``held_out``, also what only the held-out seeds show (the
+    task's page and ``sysmobench tasks --coverage``; a P3 verdict's note needs none of it)."""
     windows = [w for t in corpus.traces for w in t.windows()]
     seen: dict[str, set[str]] = {}
     for w in windows:
@@ -98,29 +99,25 @@ def of(task: Task, corpus: Corpus) -> TaskCoverage:
     actions = tuple(ActionCoverage(a, sum(1 for w in windows if w.action == a),
                                    sum(1 for w in windows if w.action == a and w.pre != w.post), len(seen.get(a, ())))
                     for a in task.target_actions)
-    held = task.harness.held_out if task.harness is not None else ()
+    held = task.harness.held_out if task.harness is not None and held_out else ()
     return TaskCoverage(task.name, len(corpus.traces), len(windows), sum(len(s) for s in seen.values()), actions,
                         tuple(a.action for a in actions if not a.windows), held,
                         _held_out(task, corpus, held) if held else ())
 
 
 def _held_out(task: Task, corpus: Corpus, held: tuple[int, ...]) -> tuple[HeldOut, ...]:
+    windows = [(t.meta.get("seed") in held, w) for t in corpus.traces for w in t.windows()]
     # A window that changes nothing tells little (a spec that does nothing passes it), unless the
     # action never changes anything (a failed try_lock): then its pre-states are what it shows.
-    changing = {w.action for t in corpus.traces for w in t.windows() if w.pre != w.post}
-
-    def combinations(seeds: Iterable[int]) -> dict[str, set[str]]:
-        found: dict[str, set[str]] = {}
-        for trace in corpus.of_seeds(seeds).traces:
-            for w in trace.windows():
-                if w.pre != w.post or w.action not in changing:
-                    found.setdefault(w.action, set()).add(json.dumps([w.pre, w.args], sort_keys=True))
-        return found
-
-    shown = combinations(task.harness.feedback_seeds if task.harness is not None else ())
-    kept = combinations(held)
-    counts = {a: sum(1 for t in corpus.of_seeds(held).traces for w in t.windows() if w.action == a)
-              for a in task.target_actions}
+    changing = {w.action for _, w in windows if w.pre != w.post}
+    shown: dict[str, set[str]] = {}
+    kept: dict[str, set[str]] = {}
+    counts = dict.fromkeys(task.target_actions, 0)
+    for is_held, w in windows:
+        if is_held and w.action in counts:
+            counts[w.action] += 1
+        if w.pre != w.post or w.action not in changing:
+            (kept if is_held else shown).setdefault(w.action, set()).add(json.dumps([w.pre, w.args], sort_keys=True))
     return tuple(HeldOut(a, counts[a], len(kept.get(a, set()) - shown.get(a, set()))) for a in task.target_actions)
 
 

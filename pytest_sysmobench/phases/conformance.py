@@ -468,20 +468,19 @@ def check_conformance(ctx: CellContext) -> PhaseResult:
     whole = _check_traces(ctx, codec, config, corpus.traces, whole_check)
     verdict = _verdict(outcomes, whole, corpus, codec, precision)
     if ctx.seeds:
-        seeds = ", ".join(map(str, ctx.seeds))
-        first, _, rest = verdict.reason.partition("\n")
-        verdict = dataclasses.replace(verdict, reason=f"{first} (on the traces of seed(s) {seeds})" + (f"\n{rest}" if rest else ""),
-                                      details={**verdict.details, "seeds": list(ctx.seeds)})
-    return _with_evidence(verdict, trace_coverage.p3_note(trace_coverage.of(ctx.task, corpus)))
-
-
-def _with_evidence(verdict: PhaseResult, note: str | None) -> PhaseResult:
-    """A P3 verdict that rests on few windows says so, on its first line and in its details."""
+        verdict = _noted(verdict, f"on the traces of seed(s) {', '.join(map(str, ctx.seeds))}", seeds=list(ctx.seeds))
+    # A P3 score that rests on few windows says so.
+    note = trace_coverage.p3_note(trace_coverage.of(ctx.task, corpus, held_out=False))
     if note is None or verdict.score is None:
         return verdict
+    return _noted(verdict, f"thin evidence: {note}", evidence=note)
+
+
+def _noted(verdict: PhaseResult, note: str, **details: Any) -> PhaseResult:
+    """The verdict with ``note`` on its first line and ``details`` beside its own."""
     first, _, rest = verdict.reason.partition("\n")
-    reason = f"{first} (thin evidence: {note})" + (f"\n{rest}" if rest else "")
-    return dataclasses.replace(verdict, reason=reason, details={**verdict.details, "evidence": note})
+    reason = f"{first} ({note})" + (f"\n{rest}" if rest else "")
+    return dataclasses.replace(verdict, reason=reason, details={**verdict.details, **details})
 
 
 
@@ -512,7 +511,7 @@ def _verdict(outcomes: list[_ActionOutcome], whole: list[dict[str, Any]], corpus
         "traces": whole,
         "trace_corpus_sha256": corpus.sha256,
         "mapping": codec.mapping.describe(),
-        "unmodelled": list(codec.mapping.unmodelled) + [f"{v}.{f}" for v, fs in codec.mapping.unmodelled_fields for f in fs],
+        "unmodelled": [*codec.mapping.unmodelled, *codec.mapping.left_out],
         "defaults": dict(codec.defaults),
         **codec.provenance,
     }

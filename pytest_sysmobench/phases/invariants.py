@@ -41,7 +41,7 @@ from ..traces import Corpus
 from . import _work
 from ._beyond import BEYOND_TRACES, beyond_traces
 from ._codec import MappingProblem, prepare_codec
-from ._fields import strip
+from ._fields import stripped_state
 from ._context import CellContext, evaluator_failure, no_mapping
 from ._infer import given_or_inferred
 
@@ -272,7 +272,8 @@ class _Traced:
                 if text in full:
                     continue
                 full[text] = len(full)
-                key = record_literal({v: strip(state[v], mapping.stripped(v) if mapping else ()) for v in modelled})
+                read = stripped_state(state, mapping) if mapping is not None else state
+                key = record_literal({v: read[v] for v in modelled})
                 key_of.append(keys.setdefault(key, len(keys) + 1))
         return cls(tuple(full), tuple(keys), tuple(key_of), sample)
 
@@ -966,7 +967,7 @@ def _modelled_info(task: Task, mapping: Mapping, modelled: _Modelled) -> dict[st
     info = {"modelled": f"{len(variables) - len(mapping.unmodelled)} of {len(variables)} variables",
             "unmodelled": list(mapping.unmodelled), "task_constraint": constraint}
     if mapping.unmodelled_fields:
-        info["unmodelled_fields"] = [f"{v}.{f}" for v, fields in mapping.unmodelled_fields for f in fields]
+        info["unmodelled_fields"] = list(mapping.left_out)
         info["not_type_checked"] = [v for v, _ in mapping.unmodelled_fields]
     return info
 
