@@ -195,3 +195,26 @@ def test_p4s_plain_share_of_templates_held_is_kept_beside_the_weighted_score() -
     other = PhaseRecord.of("mutex", "m", 0, PhaseResult("syntax", Status.PASSED, 1.0, "SANY accepts the module"))
     merged = report.merge(board, report.build([other.to_json()], {}, "run-2"))
     assert next(c for c in merged.cells if c.task == "spin").phases["invariants"].template_fraction == 0.777778
+
+
+SEEDED = sorted((ROOT / "tests" / "data" / "boards").glob("seeded-*.records.json"))
+
+
+def _written(board: Board) -> str:
+    """The board's file as ``write_json`` writes it, its time stamp fixed."""
+    return json.dumps({**board.to_json(), "generated": "2026-11-30T00:00:00+00:00"}, indent=2) + "\n"
+
+
+@pytest.mark.parametrize("path", SEEDED, ids=lambda p: p.name.split(".")[0])
+def test_seeded_runs_give_byte_for_byte_the_boards_they_gave(path: Path) -> None:
+    """Two runs' records as they cross from the workers (every kind of source, usage blob, repair,
+    status and cause), the first run's board and the second merged into it from its file: the
+    JSON written is the one committed, so that a change to how records are carried or typed
+    cannot change a board unseen."""
+    runs = json.loads(path.read_text(encoding="utf-8"))
+    expected = {name: path.with_name(path.name.replace("records", name)).read_text(encoding="utf-8")
+                for name in ("run-1", "merged")}
+    first = report.build(runs["run-1"], {"jar_sha256": "x" * 8}, "run-1")
+    assert _written(first) == expected["run-1"]
+    second = report.build(runs["run-2"], {"jar_sha256": "x" * 8}, "run-2")
+    assert _written(report.merge(Board.from_json(json.loads(expected["run-1"])), second)) == expected["merged"]
