@@ -17,8 +17,8 @@ from .cache import atomic_write_text
 from .sources import Candidate, SpecSource
 from .feedback import Judged
 from .phases import CHECKS, CellContext, check_conformance, check_invariants, gate_results
-from .record import CellId, RepairSummary, phase_summary, slug
-from .scoring import (PHASES, REPAIRED_PHASES, Cause, PhaseResult, Status, composite, gate, phase_of,
+from .record import CellId, PhaseSummary, RepairSummary, jsonable, slug
+from .scoring import (PHASES, REPAIRED_PHASES, Cause, PhaseResult, RepairStatus, Status, composite, gate, phase_of,
                       repaired_composite)
 from .tasks import Task
 from .tla.driver import DriverError
@@ -42,7 +42,7 @@ class CellRepair:
 
     @property
     def status(self) -> str:
-        return self.repair.status if self.repair is not None else "none"
+        return self.repair.status if self.repair is not None else RepairStatus.NONE
 
 
 class Cell:
@@ -250,7 +250,7 @@ class Cell:
             self._saving(self._record_repair)
         return self._repaired_results[phase]
 
-    def repair_record(self, phase: str, result: PhaseResult) -> dict[str, Any]:
+    def repair_record(self, phase: str, result: PhaseResult) -> dict[str, RepairSummary | PhaseSummary]:
         """What a P3 or P4 item's record says of the repair (``repair``, and ``repaired``: this
         phase of the repaired spec), for the repaired composite; never the item's outcome.  A
         fault while repairing leaves the repaired composite unknown and the strict one as it is."""
@@ -263,12 +263,12 @@ class Cell:
             from .repair import RepairModelError
 
             why = str(exc) if isinstance(exc, RepairModelError) else f"harness error: {type(exc).__name__}: {exc}"
-            return {"repair": RepairSummary("error", 0, f"not repaired: {why}").to_json()}
+            return {"repair": RepairSummary(RepairStatus.ERROR, 0, f"not repaired: {why}")}
         declared = self.candidate().declared_repair
-        summary = RepairSummary("none") if repair is None else RepairSummary(
+        summary = RepairSummary(RepairStatus.NONE) if repair is None else RepairSummary(
             repair.status, len(repair.edits), repair.reason, use=repair.model_use)
-        summary = replace(summary, declared=dict(declared) if declared else None)
-        return {"repair": summary.to_json(), **({"repaired": phase_summary(fixed)} if fixed is not None else {})}
+        summary = replace(summary, declared=jsonable(declared) if declared else None)
+        return {"repair": summary, **({"repaired": PhaseSummary.of(fixed)} if fixed is not None else {})}
 
     def repaired(self) -> CellRepair:
         """The repair, every phase of the repaired spec (P1 and P2 from the repair's last round)

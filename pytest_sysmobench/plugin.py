@@ -24,6 +24,7 @@ from .settings import (CACHE_ENV, CONFIG_ENV, CONFIG_FILE, DEFAULT_CORRECTIONS, 
 
 if TYPE_CHECKING:  # nothing of the benchmark is loaded before a session uses it
     from .prefetch import Prefetcher  # noqa: F401 - in a stash key's annotation
+    from .record import PhaseRecord
     from .sharding import Shard
     from .leaderboard.reporter import Gate, LeaderboardReporter
     from .scoring import Cause, PhaseResult
@@ -49,7 +50,7 @@ session_key = pytest.StashKey["BenchmarkSession"]()
 run_id_key = pytest.StashKey[str]()
 header_key = pytest.StashKey[bool]()
 gate_key = pytest.StashKey["Gate | None"]()
-result_key = pytest.StashKey[dict[str, Any]]()
+result_key = pytest.StashKey["PhaseRecord"]()
 shard_key = pytest.StashKey["Shard | None"]()
 shard_line_key = pytest.StashKey[str]()
 #: The run's selection (``Selection.to_json``), as the board keeps it.
@@ -456,11 +457,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize(FIXTURE, params, indirect=True)
 
 
-def _record(case: PhaseCase, result: PhaseResult, **extra: Any) -> dict[str, Any]:
-    """The item's record, plain JSON (it crosses xdist's serializer and ends in JUnit and JSON)."""
+def _record(case: PhaseCase, result: PhaseResult, **extra: Any) -> PhaseRecord:
     from .record import PhaseRecord
 
-    return PhaseRecord.of(case.task, case.model, case.sample, result, **extra).to_json()
+    return PhaseRecord.of(case.task, case.model, case.sample, result, **extra)
 
 
 def _harness_error(item: pytest.Item, case: PhaseCase, message: str, cause: Cause | None = None) -> HarnessError:
@@ -501,7 +501,7 @@ def sysmobench_phase(request: pytest.FixtureRequest) -> PhaseResult:
     after = state.tool_counters()
     result = _against_baseline(request.config, case, result)
     item.stash[result_key] = _record(case, result, tools={k: after[k] - before.get(k, 0) for k in after},
-                                     generation=dict(generation) if generation else None,
+                                     generation=generation or None,
                                      provenance=state.provenance(), kind=state.cell(case).source.kind, **repaired)
     for name, value in (("score", result.score), ("status", result.status.value), ("reason", result.reason),
                         ("charged_to", result.charged_to.value), ("cause", result.cause.value if result.cause else "")):
@@ -567,10 +567,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         return rep
     decided = call.when == "call" or (call.when == "setup" and rep.outcome != "passed")
     if decided:
-        if rep.outcome == "failed" and call.when == "setup" and record["status"] not in ("error",):
-            record = {**record, "status": "error", "reason": str(call.excinfo.value) if call.excinfo else "error",
-                      "score": None, "charged_to": "benchmark", "cause": record.get("cause") or "harness_error"}
-        setattr(rep, REPORT_KEY, record)
+        if rep.outcome == "failed" and call.when == "setup":
+            record = record.failed_in_setup(str(call.excinfo.value) if call.excinfo else "error")
+        # As JSON: the report crosses xdist's serializer; the controller reads it back typed.
+        setattr(rep, REPORT_KEY, record.to_json())
     return rep
 
 
@@ -588,8 +588,10 @@ class _Controller:
         record = getattr(report, REPORT_KEY, None)
         if record is None:
             return
+        from .record import PhaseRecord
+
         self._progress()
-        self._reporter().add(record)
+        self._reporter().add(PhaseRecord.from_json(record))
 
     def _reporter(self) -> LeaderboardReporter:
         if self.reporter is None:

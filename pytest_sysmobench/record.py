@@ -13,7 +13,7 @@ import re
 from pathlib import PurePath
 from typing import Any, Mapping
 
-from .scoring import PHASES, PhaseResult
+from .scoring import PHASES, Cause, Charge, PhaseResult, RepairStatus, Status
 
 
 def slug(text: str) -> str:
@@ -94,57 +94,115 @@ KINDS = ("reference", "model", "agent", "replay", "mutant", "floor")
 
 
 @dataclasses.dataclass(frozen=True)
-class PhaseRecord:
-    """One phase item's outcome, as every consumer downstream of the worker sees it."""
+class Usage:
+    """What making a cell's spec took and how it went, as a source recorded it: the route and
+    method, the model's use (counted by the benchmark), a correcting method's rounds, an agent's
+    run.  A field is written when known; ``cost_usd``, ``exit_code`` and ``usage_reported`` are
+    written as null beside the use or the run they belong to, where null means unknown."""
 
-    task: str
-    model: str
-    sample: int
-    phase: str
-    status: str
-    score: float | None
-    reason: str
-    details: dict[str, JSON] = dataclasses.field(default_factory=dict)
-    #: "spec" (scored) or "benchmark" (no score; ``cause`` says why).
-    charged_to: str = "spec"
-    cause: str | None = None
-    tools: dict[str, int] = dataclasses.field(default_factory=dict)
-    generation: dict[str, JSON] | None = None
-    provenance: dict[str, JSON] = dataclasses.field(default_factory=dict)
-    #: P3 and P4 with repair on: the cell's repair (``RepairSummary.to_json``) ...
-    repair: dict[str, JSON] | None = None
-    #: ... and this phase of the repaired spec (``phase_summary``), when a repair made it usable.
-    repaired: dict[str, JSON] | None = None
-    #: What the cell's spec source is (``KINDS``); None when the item never reached it.
-    kind: str | None = None
+    route: str | None = None
+    method: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    requests: int | None = None
+    cached: int | None = None
+    #: agent_based and feedback: each attempt's verdicts, which one is scored, why it stopped early.
+    attempts: tuple[dict[str, JSON], ...] | None = None
+    scored_attempt: int | None = None
+    corrections_allowed: int | None = None
+    correction_error: str | None = None
+    #: feedback: whether the scored answer fits the traces it was shown better than the held-out ones.
+    fits_feedback: bool | None = None
+    #: agents: the checks used, how the run ended, its time, the use it reported, its processes.
+    agent: str | None = None
+    checks: int | None = None
+    max_checks: int | None = None
+    exit_code: int | None = None
+    timed_out: bool | None = None
+    seconds: float | None = None
+    usage_reported: JSON = None
+    processes_peak: int | None = None
+    max_processes: int | None = None
+    #: The answer is the task's reference (an agent that copied it).
+    equals_reference: bool | None = None
+    #: An agent's model endpoint: what it refused, what failed, the budget spent.
+    model_use: dict[str, JSON] | None = None
+
+    #: Written as null (unknown) when the field named beside is known.
+    _NULL_BESIDE = {"cost_usd": "prompt_tokens", "exit_code": "seconds", "usage_reported": "seconds"}
 
     @classmethod
-    def of(cls, task: str, model: str, sample: int, result: PhaseResult, **extra: Any) -> PhaseRecord:
-        details = {k: v for k, v in result.details.items() if k != "templates"}
-        return cls(task, model, sample, result.phase, result.status.value, result.score, result.reason,
-                   jsonable(details), result.charged_to.value, result.cause.value if result.cause else None,
-                   **{k: jsonable(v) for k, v in extra.items()})
+    def of(cls, given: JSON) -> Usage | None:
+        """A source's record of the generation (or a board's), keeping what a board shows; None
+        for nothing.  Anything of the wrong type is left out: a board from a file is not trusted."""
+        if not isinstance(given, Mapping) or not given:
+            return None
+        read = {f.name: _typed(given.get(f.name), f.type) for f in dataclasses.fields(cls) if f.name in given}
+        usage = cls(**{k: v for k, v in read.items() if v is not _WRONG})
+        return usage if usage.to_json() else None
 
     def to_json(self) -> dict[str, JSON]:
-        data = dataclasses.asdict(self)
-        for optional in ("generation", "repair", "repaired"):
-            if data[optional] is None:
-                del data[optional]
+        data = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            beside = self._NULL_BESIDE.get(f.name)
+            if value is not None or (beside is not None and getattr(self, beside) is not None):
+                data[f.name] = jsonable(value)
         return data
 
+
+_WRONG = object()
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "str | None": (str,), "int | None": (int,), "float | None": (int, float), "bool | None": (bool,),
+    "dict[str, JSON] | None": (Mapping,), "tuple[dict[str, JSON], ...] | None": (list, tuple),
+}
+
+
+def _typed(value: JSON, declared: object) -> Any:
+    """A value read as its field declares (``_WRONG`` when it is not), plain JSON within."""
+    if value is None or declared == "JSON":
+        return jsonable(value)
+    kinds = _FIELD_TYPES[str(declared)]
+    if isinstance(value, bool) and bool not in kinds:
+        return _WRONG
+    if not isinstance(value, kinds):
+        return _WRONG
+    if isinstance(value, (list, tuple)):
+        return tuple(jsonable(v) for v in value if isinstance(v, Mapping))
+    if isinstance(value, Mapping):
+        return jsonable(value)
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class PhaseSummary:
+    """A phase of a cell's repaired spec, as the board reads one: no details but why it failed
+    and, for P4, the original's share of templates held."""
+
+    phase: str
+    status: Status
+    score: float | None
+    reason: str
+    charged_to: Charge
+    cause: Cause | None
+    details: dict[str, JSON] = dataclasses.field(default_factory=dict)
+
     @classmethod
-    def from_json(cls, data: Mapping[str, JSON]) -> PhaseRecord:
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+    def of(cls, result: PhaseResult) -> PhaseSummary:
+        kept = {k: result.details[k] for k in ("failure_class", "fraction") if k in result.details}
+        return cls(result.phase, result.status, result.score, result.reason, result.charged_to, result.cause,
+                   jsonable(kept))
 
+    def to_json(self) -> dict[str, JSON]:
+        return jsonable(self)
 
-def phase_summary(result: PhaseResult) -> dict[str, JSON]:
-    """A phase result as the board reads one (no details but why it failed and, for P4, the
-    original's share of templates held)."""
-    kept = {k: result.details[k] for k in ("failure_class", "fraction") if k in result.details}
-    return {"phase": result.phase, "status": result.status.value, "score": result.score, "reason": result.reason,
-            "charged_to": result.charged_to.value, "cause": result.cause.value if result.cause else None,
-            "details": jsonable(kept)}
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON], phase: str) -> PhaseSummary:
+        status, charged_to, cause = _words(data)
+        details = data.get("details")
+        return cls(phase, status, _score(data.get("score")), _text(data.get("reason")), charged_to, cause,
+                   dict(details) if isinstance(details, Mapping) else {})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,7 +211,7 @@ class RepairSummary:
     (none, minor, moderate, heavy, unrepairable; ``error`` when the benchmark could not finish
     it), its edits and why."""
 
-    status: str
+    status: RepairStatus
     edits: int = 0
     reason: str = ""
     #: What a SysMoBench repair manifest beside a replayed spec declares (``status``, ``edits``).
@@ -162,8 +220,114 @@ class RepairSummary:
     use: dict[str, JSON] | None = None
 
     def to_json(self) -> dict[str, JSON]:
-        data = dataclasses.asdict(self)
+        data = jsonable(self)
         for optional in ("declared", "use"):
             if data[optional] is None:
                 del data[optional]
         return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> RepairSummary:
+        edits = data.get("edits")
+        return cls(RepairStatus.read(data.get("status")) or RepairStatus.ERROR,
+                   edits if isinstance(edits, int) and not isinstance(edits, bool) else 0, _text(data.get("reason")),
+                   _object(data.get("declared")), _object(data.get("use")))
+
+
+@dataclasses.dataclass(frozen=True)
+class PhaseRecord:
+    """One phase item's outcome, as every consumer downstream of the worker sees it.  It crosses
+    xdist's serializer as its JSON (``to_json``) and is read back on the controller (``from_json``)."""
+
+    task: str
+    model: str
+    sample: int
+    phase: str
+    status: Status
+    score: float | None
+    reason: str
+    details: dict[str, JSON] = dataclasses.field(default_factory=dict)
+    #: The spec's (scored) or the benchmark's (no score; ``cause`` says why).
+    charged_to: Charge = Charge.SPEC
+    cause: Cause | None = None
+    tools: dict[str, int] = dataclasses.field(default_factory=dict)
+    generation: Usage | None = None
+    provenance: dict[str, JSON] = dataclasses.field(default_factory=dict)
+    #: P3 and P4 with repair on: the cell's repair ...
+    repair: RepairSummary | None = None
+    #: ... and this phase of the repaired spec, when a repair made it usable.
+    repaired: PhaseSummary | None = None
+    #: What the cell's spec source is (``KINDS``); None when the item never reached it.
+    kind: str | None = None
+
+    @classmethod
+    def of(cls, task: str, model: str, sample: int, result: PhaseResult, *, tools: Mapping[str, int] | None = None,
+           generation: Mapping[str, JSON] | None = None, provenance: Mapping[str, JSON] | None = None,
+           repair: RepairSummary | None = None, repaired: PhaseSummary | None = None,
+           kind: str | None = None) -> PhaseRecord:
+        details = {k: v for k, v in result.details.items() if k != "templates"}
+        return cls(task, model, sample, result.phase, result.status, result.score, result.reason, jsonable(details),
+                   result.charged_to, result.cause, dict(tools or {}), Usage.of(generation),
+                   jsonable(provenance or {}), repair, repaired, kind)
+
+    def failed_in_setup(self, why: str) -> PhaseRecord:
+        """The record of an item whose setup failed after its phase was recorded: a harness error."""
+        if self.status is Status.ERROR:
+            return self
+        return dataclasses.replace(self, status=Status.ERROR, reason=why, score=None, charged_to=Charge.BENCHMARK,
+                                   cause=self.cause or Cause.HARNESS)
+
+    def to_json(self) -> dict[str, JSON]:
+        data = jsonable({f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                         if f.name not in ("generation", "repair", "repaired")})
+        data["generation"] = self.generation.to_json() if self.generation is not None else None
+        for optional in ("repair", "repaired"):
+            value = getattr(self, optional)
+            if value is not None:
+                data[optional] = value.to_json()
+        if data["generation"] is None:
+            del data["generation"]
+        return _ordered(data)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> PhaseRecord:
+        status, charged_to, cause = _words(data)
+        sample, details = data.get("sample"), data.get("details")
+        repair, repaired = data.get("repair"), data.get("repaired")
+        tools = data.get("tools")
+        return cls(_text(data.get("task")), _text(data.get("model")), sample if isinstance(sample, int) else 0,
+                   _text(data.get("phase")), status, _score(data.get("score")), _text(data.get("reason")),
+                   dict(details) if isinstance(details, Mapping) else {}, charged_to, cause,
+                   {str(k): v for k, v in tools.items() if isinstance(v, int)} if isinstance(tools, Mapping) else {},
+                   Usage.of(data.get("generation")), _object(data.get("provenance")) or {},
+                   RepairSummary.from_json(repair) if isinstance(repair, Mapping) else None,
+                   PhaseSummary.from_json(repaired, _text(data.get("phase"))) if isinstance(repaired, Mapping) else None,
+                   data["kind"] if data.get("kind") in KINDS else None)
+
+
+_ORDER = tuple(f.name for f in dataclasses.fields(PhaseRecord))
+
+
+def _ordered(data: dict[str, JSON]) -> dict[str, JSON]:
+    return {k: data[k] for k in _ORDER if k in data}
+
+
+def _words(data: Mapping[str, JSON]) -> tuple[Status, Charge, Cause | None]:
+    """A written outcome's status, charge and cause; a word no outcome has reads as a fault of ours."""
+    status = Status.read(data.get("status")) or Status.ERROR
+    score = _score(data.get("score"))
+    charged_to = Charge.read(data.get("charged_to")) or (Charge.SPEC if score is not None else Charge.BENCHMARK)
+    cause = Cause.read(data.get("cause"))
+    return status, charged_to, cause
+
+
+def _score(value: JSON) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _text(value: JSON) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _object(value: JSON) -> dict[str, JSON] | None:
+    return jsonable(value) if isinstance(value, Mapping) else None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, TypeVar
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,29 @@ def phase_of(name: str) -> Phase:
 REASON_LIMIT = 2000
 
 
-class Status(str, enum.Enum):
+_W = TypeVar("_W", bound="Word")
+
+
+class Word(str, enum.Enum):
+    """An enum whose members are the words records and boards write: printed, formatted and
+    serialised as their value (``f"{Status.PASSED}"`` is ``passed``, on every Python)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+    @classmethod
+    def read(cls: type[_W], value: object) -> _W | None:
+        """The member a written word names, or None for anything else (a board is not trusted)."""
+        try:
+            return cls(value)
+        except ValueError:
+            return None
+
+
+class Status(Word):
     PASSED = "passed"
     FAILED = "failed"
     BLOCKED = "blocked"
@@ -72,14 +94,14 @@ class Status(str, enum.Enum):
     ERROR = "error"
 
 
-class Charge(str, enum.Enum):
+class Charge(Word):
     """Who an outcome is charged to: the spec's outcomes are scored, the benchmark's are not."""
 
     SPEC = "spec"
     BENCHMARK = "benchmark"
 
 
-class Cause(str, enum.Enum):
+class Cause(Word):
     """Why the benchmark could not score a phase (what a board counts apart, per cause)."""
 
     HARNESS = "harness_error"          # a fault of ours or of the machine (a dead JVM, a full disk)
@@ -92,6 +114,23 @@ class Cause(str, enum.Enum):
     EVALUATOR = "evaluator_failed"     # the evaluator model's endpoint did not answer
     UPSTREAM = "upstream_unscored"     # blocked by an earlier phase that has no score
     NOT_RUN = "not_run"                # not selected in this run (-m p4, -k runtime)
+
+
+class RepairStatus(Word):
+    """How much a cell's spec needed repairing, as the original's board counts it (``error``:
+    ours, the benchmark could not finish the repair)."""
+
+    NONE = "none"
+    MINOR = "minor"
+    MODERATE = "moderate"
+    HEAVY = "heavy"
+    UNREPAIRABLE = "unrepairable"
+    ERROR = "error"
+
+    @property
+    def repaired(self) -> bool:
+        """Whether a repair made the spec usable (so the repaired spec has phases of its own)."""
+        return self in (RepairStatus.MINOR, RepairStatus.MODERATE, RepairStatus.HEAVY)
 
 
 _DEFAULT_CAUSE = {Status.ERROR: Cause.HARNESS, Status.SKIPPED: Cause.NO_SPEC, Status.BLOCKED: Cause.UPSTREAM}

@@ -163,19 +163,16 @@ def test_a_phase_the_spec_scored_0_instead_lowers_or_keeps_the_means(
 ])
 def test_a_record_from_before_charges_is_charged_by_its_score_and_status(
         status: str, score: float | None, reason: str, charge: tuple[str, str | None]) -> None:
-    old = {"status": status, "score": score, "reason": reason}
-    assert charges.charge_of(old) == charge
-    # What PhaseRecord.from_json fills in for an old record (charged_to "spec", no cause) changes nothing.
-    assert charges.charge_of({**old, "charged_to": "spec", "cause": None}) == charge
+    assert charges.charge_of(score, status, reason) == charge
+    # A record that says the spec's (an old default) with no cause changes nothing.
+    assert charges.charge_of(score, status, reason, "spec", None) == charge
 
 
 def test_a_recorded_charge_and_cause_are_kept_and_a_cause_that_is_none_is_derived() -> None:
-    assert charges.charge_of({"status": "skipped", "score": None, "charged_to": "benchmark",
-                             "cause": "generation_failed"}) == ("benchmark", "generation_failed")
-    assert charges.charge_of({"status": "error", "score": None, "cause": "not a cause"}) == ("benchmark", "harness_error")
+    assert charges.charge_of(None, "skipped", "", "benchmark", "generation_failed") == ("benchmark", "generation_failed")
+    assert charges.charge_of(None, "error", "", None, "not a cause") == ("benchmark", "harness_error")
     # A record that says the benchmark caused it is left out even if it carries a number.
-    assert charges.charge_of({"status": "failed", "score": 0.5, "charged_to": "benchmark",
-                             "cause": "evaluator_failed"}) == ("benchmark", "evaluator_failed")
+    assert charges.charge_of(0.5, "failed", "", "benchmark", "evaluator_failed") == ("benchmark", "evaluator_failed")
 
 
 def test_a_phase_not_run_leaves_the_cell_out_as_not_run_and_the_first_unscored_phase_names_the_cause() -> None:
@@ -231,13 +228,13 @@ def test_the_committed_baseline_read_again_gives_pass_at_1_of_one() -> None:
             for phase in cell["phases"].values():
                 phase.pop(key, None)
     assert "charged_to" not in json.dumps(old["cells"])
-    board = report.build(report.records_of(old), {}, "again").to_json()
+    board = report.merge(report.build([], {}, "empty"), old).to_json()
     (row,) = board["models"]
     assert row["pass_at_k"] == {p: {"1": 1.0} for p in PHASES}
     assert row["left_out"] == {"system_unavailable": 1} and row["scored_cells"] == row["cells"] - 1
 
 
-def test_charges_survive_records_of_and_merge() -> None:
+def test_charges_survive_a_merge() -> None:
     first = report.build(_curp_beside_perfect_references(), {}, "run-1")
     later = [_record("spin", "reference", 0, "conformance", "error", None, "harness error: disk full",
                      charged_to="benchmark", cause="harness_error")]

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from hypothesis import given, strategies as st
 
 from pytest_sysmobench.record import PhaseRecord
-from pytest_sysmobench.leaderboard.charges import charge_of
+from pytest_sysmobench.leaderboard.board import build
 from pytest_sysmobench.scoring import (WEIGHTS, Cause, Charge, PhaseResult, Status, TemplateVerdict, composite, gate,
                                       pass_at_k, template_score)
 
@@ -84,13 +85,19 @@ RESULTS = st.builds(
 @given(RESULTS)
 def test_the_board_reads_a_record_with_the_charge_its_result_had(result: PhaseResult) -> None:
     record = PhaseRecord.of("spin", "m", 0, result).to_json()
-    assert charge_of(record) == (result.charged_to.value, result.cause.value if result.cause else None)
+    assert _charge_on_a_board(record) == (result.charged_to, result.cause)
     assert (result.charged_to is Charge.BENCHMARK) == (result.score is None) == (result.cause is not None)
     # Read as a record from before charges (no charged_to, no cause): the same charge, and for
     # the benchmark's, the cause that the status gives by default.
     old = {k: v for k, v in record.items() if k not in ("charged_to", "cause")}
     default = PhaseResult(result.phase, result.status, result.score, result.reason)
-    assert charge_of(old) == (default.charged_to.value, default.cause.value if default.cause else None)
+    assert _charge_on_a_board(old) == (default.charged_to, default.cause)
+
+
+def _charge_on_a_board(record: dict[str, Any]) -> tuple[Charge, Cause | None]:
+    """The charge of a record's phase on the board built from it, as a worker would send it."""
+    (cell,) = build([record], {}, "run").cells
+    return cell.phases[record["phase"]].charge
 
 
 _FLAGS = st.lists(st.booleans(), min_size=1, max_size=16)  # defines, per template

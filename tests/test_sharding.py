@@ -14,7 +14,7 @@ from projects import benchmark_project
 
 from pytest_sysmobench.cli import main
 from pytest_sysmobench.leaderboard.baseline import Tolerance, compare, failing, missing, regressions
-from pytest_sysmobench.leaderboard.board import build, merge, records_of
+from pytest_sysmobench.leaderboard.board import build, merge
 from pytest_sysmobench.leaderboard.records import Board
 from pytest_sysmobench.record import CellId
 from pytest_sysmobench.scoring import PHASES
@@ -122,7 +122,7 @@ def test_merged_shards_know_which_shard_is_missing(cells: list[tuple[str, str, i
     phases = [(CellId(*cell), phase) for cell in cells for phase in PHASES]
     cost = {"spin": 1.0, "etcd": 6.0, "mutex": 1.5}.__getitem__
     shards = assign((cell for cell, _ in phases), cost, count)
-    boards = []
+    boards, everything = [], []
     for index in range(1, count + 1):
         records = [{"task": c.task, "model": c.model, "sample": c.sample, "phase": p, "status": "passed", "score": 1.0,
                     "charged_to": "spec"} for c, p in phases if shards[c] == index]
@@ -130,12 +130,13 @@ def test_merged_shards_know_which_shard_is_missing(cells: list[tuple[str, str, i
         board = dataclasses.replace(build(records, {}, f"run-{index}"), selection=chosen)
         assert board.complete and Board.from_json(json.loads(json.dumps(board.to_json()))) == board
         boards.append(board)
+        everything += records
     left = data.draw(st.sampled_from([None, *range(1, count + 1)]))
     merged = None
     for index, board in enumerate(boards, 1):
         if index != left:
             merged = merge(merged, board)
-    whole = dataclasses.replace(build([r for b in boards for r in records_of(b)], {}, "whole"),
+    whole = dataclasses.replace(build(everything, {}, "whole"),
                                 selection=selection(phases, None, {}))
     if merged is None:  # the one shard, left out
         return

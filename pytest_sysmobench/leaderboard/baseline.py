@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..record import CellId
-from ..scoring import PHASE_TABLE, PHASES, phase_of
+from ..scoring import PHASE_TABLE, PHASES, Cause, phase_of
 from .records import Board, CellRow, PhaseCell, as_board
 
 COMPOSITE = "composite"
@@ -92,7 +92,7 @@ class Change:
     after: float | None
     kind: str  # regression | improvement | same | new | gone | left_out | missing
     #: For ``left_out``: why the benchmark could not score it now.
-    cause: str | None = None
+    cause: Cause | None = None
 
     @property
     def cell(self) -> str:
@@ -170,7 +170,7 @@ class Baseline:
             return cell.repaired_composite
         return scored(cell.phases.get(phase))
 
-    def cause(self, task: str, model: str, sample: int, phase: str) -> str | None:
+    def cause(self, task: str, model: str, sample: int, phase: str) -> Cause | None:
         """Why the benchmark could not score a cell phase (or a cell, for the composite); None when it did."""
         cell = self._cell(task, model, sample)
         if cell is None:

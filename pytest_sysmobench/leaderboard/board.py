@@ -1,9 +1,9 @@
 """The leaderboard: built on the controller from per-item records, never from worker state.
 
-Records arrive one per phase item (``task, model, sample, phase, status, score, reason,
-charged_to, cause``: the JSON of ``record.PhaseRecord``).  Cells and model rows are derived
-here into a ``records.Board``, sorted, so a serial run and a ``-n 2`` run give the same
-leaderboard apart from the run's id and time stamp.
+Records arrive one per phase item (``record.PhaseRecord``, read back from the JSON a report
+carries).  Cells and model rows are derived here into a ``records.Board``, sorted, so a serial
+run and a ``-n 2`` run give the same leaderboard apart from the run's id and time stamp; a merge
+works on the typed cells of both boards.
 
 Every number of a model row counts only what is charged to the spec: the composite mean and
 best of k are over the cells whose four phases are the spec's; a phase mean and its pass@k are
@@ -27,67 +27,78 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..cache import atomic_write_text
-from ..record import KINDS
-from ..scoring import (PHASES, REPAIRED_PHASES, WEIGHTS, Cause, Charge, PhaseResult, Status, composite, pass_at_k, pass_hat_k,
-                       phase_of, repaired_composite)
+from ..record import KINDS, PhaseRecord, PhaseSummary, Usage
+from ..scoring import (PHASES, REPAIRED_PHASES, WEIGHTS, Cause, Charge, PhaseResult, RepairStatus, Status, composite,
+                       pass_at_k, pass_hat_k, phase_of, repaired_composite)
 from . import html as html_report
 from . import schema, uncertainty
 from .charges import cell_charge, charge_of
 from .records import (JSON, SCHEMA, Board, CellRow, ConformanceRates, Intervals, ModelRow, PhaseCell, RepairCell,
                       Selection, TaskRow, as_board, real)
 
-Record = Mapping[str, JSON]
+#: A record as a worker sends it: typed, or its JSON (a test's, or one read from a file).
+Record = PhaseRecord | Mapping[str, JSON]
 
 
 @dataclasses.dataclass
 class _Gathered:
-    """A cell while its records are read, in the order they came: the last record of a phase
-    wins, and the evaluator's use adds up over the phases."""
+    """A cell while its phases are read, in the order they came: the last of a phase wins, and
+    the evaluator's use adds up over the phases."""
 
     phases: dict[str, PhaseCell] = dataclasses.field(default_factory=dict)
     runs: set[str] = dataclasses.field(default_factory=set)
-    generation: dict[str, JSON] | None = None
+    generation: Usage | None = None
     evaluator: dict[str, JSON] | None = None
     kind: str | None = None
-    #: The cell's repair as its P3/P4 records say (the last wins), and the repaired spec's phases.
-    repair: Mapping[str, JSON] | None = None
+    #: The cell's repair as its P3/P4 outcomes say (the last wins), and the repaired spec's phases.
+    repair: RepairCell | None = None
     repaired: dict[str, PhaseCell] = dataclasses.field(default_factory=dict)
 
-    def add(self, record: Record) -> None:
-        self.phases[record["phase"]] = _phase(record)
-        if isinstance(record.get("repair"), Mapping):
-            self.repair = record["repair"]
-            self.repaired.pop(record["phase"], None)
-        if isinstance(record.get("repaired"), Mapping):
-            self.repaired[record["phase"]] = _phase({**record["repaired"], "phase": record["phase"]})
-        if record.get("run_id"):
-            self.runs.add(str(record["run_id"]))
-        if record.get("generation"):
-            self.generation = _usage_of(record["generation"])
-        if record.get("kind") in KINDS:
-            self.kind = str(record["kind"])
-        evaluator_use = (record.get("details") or {}).get("evaluator_use")
-        if evaluator_use:
+    def add(self, record: PhaseRecord, run: str) -> None:
+        """One phase item's record, from this run's workers."""
+        self.phases[record.phase] = _phase(record)
+        if record.repair is not None:
+            self._repair(record.phase, RepairCell.of(record.repair),
+                         _phase(record.repaired) if record.repaired is not None else None)
+        self.runs.add(run)
+        self.generation = record.generation or self.generation
+        self.kind = record.kind if record.kind in KINDS else self.kind
+        evaluator_use = record.details.get("evaluator_use")
+        if isinstance(evaluator_use, Mapping) and evaluator_use:
             self.evaluator = _added(self.evaluator, evaluator_use)
-        if record.get("cell_evaluator"):  # a record read back from a board: the cell's total, not one phase's
-            self.evaluator = dict(record["cell_evaluator"])
+
+    def take(self, cell: CellRow, phases: Iterable[str], run: str) -> None:
+        """Some phases of a cell of an earlier board, as it holds them (a merge)."""
+        for phase in phases:
+            self.phases[phase] = cell.phases[phase]
+            if cell.repair is not None and phase in REPAIRED_PHASES:
+                self._repair(phase, dataclasses.replace(cell.repair, phases={}), cell.repair.phases.get(phase))
+        self.runs.add(run)
+        self.generation = cell.generation or self.generation
+        self.kind = cell.kind if cell.kind in KINDS else self.kind
+        self.evaluator = dict(cell.evaluator) if cell.evaluator else self.evaluator
+
+    def _repair(self, phase: str, repair: RepairCell, fixed: PhaseCell | None) -> None:
+        self.repair = repair
+        self.repaired.pop(phase, None)
+        if fixed is not None:
+            self.repaired[phase] = fixed
 
     def cell(self, task: str, model: str, sample: int) -> CellRow:
         phases = {p: self.phases[p] for p in PHASES if p in self.phases}
         charged_to, cause = cell_charge({phase: result.charge for phase, result in phases.items()})
         # A cell the benchmark could not score in full has no composite: a phase not run (-m p4)
         # or without a score is unknown, never a 0.
-        score = _composite(phases) if charged_to == Charge.SPEC.value else None
-        repair = self._repair()
+        score = _composite(phases) if charged_to is Charge.SPEC else None
+        repair = self._repaired()
         repaired = _repaired_composite(phases, repair) if repair is not None and score is not None else None
         return CellRow(task, model, sample, phases, charged_to, cause, score, tuple(sorted(self.runs)),
                        self.generation, self.evaluator, repair, repaired, self.kind)
 
-    def _repair(self) -> RepairCell | None:
+    def _repaired(self) -> RepairCell | None:
         if self.repair is None:
             return None
-        given = RepairCell.from_json(self.repair)
-        return dataclasses.replace(given, phases={p: self.repaired[p] for p in PHASES if p in self.repaired})
+        return dataclasses.replace(self.repair, phases={p: self.repaired[p] for p in PHASES if p in self.repaired})
 
 
 def _class_counts(failed: Iterable[tuple[str, str]]) -> dict[str, dict[str, int]]:
@@ -99,17 +110,14 @@ def _class_counts(failed: Iterable[tuple[str, str]]) -> dict[str, dict[str, int]
     return {p: dict(sorted(c.items())) for p, c in sorted(found.items())}
 
 
-def _phase(record: Record) -> PhaseCell:
-    charged_to, cause = charge_of(record)
-    klass = record.get("failure_class") or (record.get("details") or {}).get("failure_class")
-    failed = klass and record["status"] == Status.FAILED.value
-    fraction = record.get("template_fraction", (record.get("details") or {}).get("fraction")) \
-        if record.get("phase") == "invariants" else None
-    rates = None
-    if record.get("phase") == "conformance":
-        rates = ConformanceRates.from_json(record["rates"]) if record.get("rates") is not None \
-            else ConformanceRates.of_details(record.get("details") or {})
-    return PhaseCell(record.get("score"), record["status"], record.get("reason", ""), charged_to, cause,
+def _phase(outcome: PhaseRecord | PhaseSummary) -> PhaseCell:
+    """A phase as the board keeps it: why it failed, P4's plain share of templates held, P3's raw rates."""
+    charged_to, cause = charge_of(outcome.score, outcome.status, outcome.reason, outcome.charged_to, outcome.cause)
+    klass = outcome.details.get("failure_class")
+    failed = isinstance(klass, str) and klass and outcome.status is Status.FAILED
+    fraction = outcome.details.get("fraction") if outcome.phase == "invariants" else None
+    rates = ConformanceRates.of_details(outcome.details) if outcome.phase == "conformance" else None
+    return PhaseCell(outcome.score, outcome.status, outcome.reason, charged_to, cause,
                      klass if failed else None, real(fraction), rates)
 
 
@@ -120,14 +128,6 @@ def _phase_counts(cell: CellRow, phase: str) -> bool:
     composite."""
     result = cell.phases.get(phase)
     return result is not None and result.is_spec
-
-
-def _cells(records: Iterable[Record]) -> tuple[CellRow, ...]:
-    gathered: dict[tuple[str, str, int], _Gathered] = {}
-    for record in records:
-        key = (record["task"], record["model"], int(record["sample"]))
-        gathered.setdefault(key, _Gathered()).add(record)
-    return tuple(gathered[key].cell(*key) for key in sorted(gathered))
 
 
 def _composite(phases: Mapping[str, PhaseCell]) -> float | None:
@@ -146,19 +146,6 @@ def _repaired_composite(phases: Mapping[str, PhaseCell], repair: RepairCell) -> 
     return repaired_composite(_results(phases), _results(repair.phases) if repair.phases else None)
 
 
-def _usage_of(generation: Mapping[str, JSON]) -> dict[str, JSON]:
-    keys = ("route", "method", "prompt_tokens", "completion_tokens", "cost_usd", "requests", "cached",
-            # agent_based: each attempt's P1/P2 verdict, which one is scored, and why it stopped early
-            "attempts", "scored_attempt", "corrections_allowed", "correction_error",
-            # feedback: whether the scored answer fits the traces it was shown better than the held-out ones
-            "fits_feedback",
-            # agents: checks used, how the run ended, its time, the use it reported, a copied answer key
-            "agent", "checks", "max_checks", "exit_code", "timed_out", "seconds", "usage_reported",
-            "processes_peak", "max_processes",
-            "equals_reference", "model_use")
-    return {k: generation.get(k) for k in keys if k in generation}
-
-
 def _added(total: Mapping[str, JSON] | None, use: Mapping[str, JSON]) -> dict[str, JSON]:
     """An evaluator's use summed over the phases of one cell (P3 asks for a mapping, P4 for translations)."""
     total = total or {}
@@ -174,7 +161,7 @@ def left_out(cells: Iterable[CellRow]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for cell in cells:
         if not cell.is_spec:
-            cause = cell.cause or Cause.HARNESS.value
+            cause = (cell.cause or Cause.HARNESS).value
             counts[cause] = counts.get(cause, 0) + 1
     return dict(sorted(counts.items()))
 
@@ -192,7 +179,7 @@ def _task_row(task: str, model: str, cells: list[CellRow]) -> TaskRow:
 def _pass_at_k(cells: list[CellRow], phase: str,
                estimator: Callable[[int, int, int], float] = pass_at_k) -> dict[str, float]:
     ran = [cell for cell in cells if _phase_counts(cell, phase)]
-    n, c = len(ran), sum(1 for cell in ran if cell.phases[phase].status == Status.PASSED.value)
+    n, c = len(ran), sum(1 for cell in ran if cell.phases[phase].status is Status.PASSED)
     return {str(k): round(estimator(n, c, k), 6) for k in range(1, n + 1)}
 
 
@@ -203,14 +190,14 @@ def _groups(cells: tuple[CellRow, ...]) -> tuple[TaskRow, ...]:
 
 def _spend(cells: Sequence[CellRow]) -> dict[str, JSON]:
     """Generation use at the top level (schema 2), the evaluator's beside it, and both in total_cost_usd."""
-    used = [c.generation for c in cells if c.generation]
-    costs = [u.get("cost_usd") for u in used]
+    used = [c.generation for c in cells if c.generation is not None]
+    costs = [u.cost_usd for u in used]
     spend: dict[str, JSON] = {
-        "prompt_tokens": sum(int(u.get("prompt_tokens") or 0) for u in used),
-        "completion_tokens": sum(int(u.get("completion_tokens") or 0) for u in used),
+        "prompt_tokens": sum(u.prompt_tokens or 0 for u in used),
+        "completion_tokens": sum(u.completion_tokens or 0 for u in used),
         "cost_usd": round(sum(float(x) for x in costs if x is not None), 8) if used else None,
         "cost_complete": all(x is not None for x in costs),
-        "requests": sum(int(u.get("requests") or 0) for u in used),
+        "requests": sum(u.requests or 0 for u in used),
     }
     judged = [c.evaluator for c in cells if c.evaluator]
     if judged:
@@ -224,7 +211,7 @@ def _spend(cells: Sequence[CellRow]) -> dict[str, JSON]:
 
 
 def _spent_any(cells: Iterable[CellRow]) -> bool:
-    return any(c.generation or c.evaluator or (c.repair is not None and c.repair.use) for c in cells)
+    return any(c.generation is not None or c.evaluator or (c.repair is not None and c.repair.use) for c in cells)
 
 
 def _model_row(model: str, mine: list[CellRow], groups: tuple[TaskRow, ...]) -> ModelRow:
@@ -255,15 +242,12 @@ def _repairs(scored: list[CellRow]) -> dict[str, Any]:
     repaired = [c for c in scored if c.repair is not None]
     if not repaired:
         return {}
-    counts: dict[str, int] = {}
+    counts: dict[RepairStatus, int] = {}
     for cell in repaired:
         counts[cell.repair.status] = counts.get(cell.repair.status, 0) + 1  # type: ignore[union-attr]
-    return {"repairs": dict(sorted(counts.items(), key=lambda kv: _REPAIR_ORDER.get(kv[0], 99))),
+    # The original's statuses in their order, then ours.
+    return {"repairs": {status.value: counts[status] for status in RepairStatus if status in counts},
             "repaired_composite": _mean(c.repaired_composite for c in repaired)}
-
-
-#: The original's statuses in their order, then ours.
-_REPAIR_ORDER = {s: k for k, s in enumerate(("none", "minor", "moderate", "heavy", "unrepairable", "error"))}
 
 
 def _models(cells: tuple[CellRow, ...], groups: tuple[TaskRow, ...]) -> tuple[ModelRow, ...]:
@@ -312,38 +296,6 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return round(sum(known) / len(known), 6) if known else None
 
 
-def records_of(board: Board | Mapping[str, JSON]) -> list[dict[str, JSON]]:
-    """The per-phase records a board was built from (enough to build it again, or merge it)."""
-    board = as_board(board)
-    records = []
-    for cell in board.cells:
-        run = (cell.runs or (board.run_id,))[-1]
-        for phase, result in cell.phases.items():
-            records.append({"task": cell.task, "model": cell.model, "sample": cell.sample, "phase": phase,
-                            "status": result.status, "score": result.score, "reason": result.reason,
-                            "charged_to": result.charged_to, "cause": result.cause,
-                            "failure_class": result.failure_class, "template_fraction": result.template_fraction,
-                            "rates": result.rates.to_json() if result.rates is not None else None,
-                            "run_id": run,
-                            "generation": cell.generation, "cell_evaluator": cell.evaluator, "kind": cell.kind,
-                            **_repair_record(cell, phase)})
-    return records
-
-
-def _repair_record(cell: CellRow, phase: str) -> dict[str, JSON]:
-    """What a P3/P4 record said of the cell's repair, read back from its row."""
-    if cell.repair is None or phase not in REPAIRED_PHASES:
-        return {}
-    repair = cell.repair
-    found: dict[str, JSON] = {"repair": {k: v for k, v in repair.to_json().items() if k != "phases"}}
-    fixed = repair.phases.get(phase)
-    if fixed is not None:
-        found["repaired"] = {"status": fixed.status, "score": fixed.score, "reason": fixed.reason,
-                             "charged_to": fixed.charged_to, "cause": fixed.cause,
-                             "failure_class": fixed.failure_class, "template_fraction": fixed.template_fraction}
-    return found
-
-
 def merge(previous: Board | Mapping[str, JSON] | None, current: Board | Mapping[str, JSON]) -> Board:
     """The latest complete result of every cell phase across runs: a run that scored only some
     cells or phases (-k etcd, -m p4) replaces those and keeps the rest, and says which run each
@@ -354,16 +306,21 @@ def merge(previous: Board | Mapping[str, JSON] | None, current: Board | Mapping[
         # A shard's board merged stands for its whole sweep: what the other shards hold is missing.
         widened = current.selection.widened() if current.selection is not None else None
         return dataclasses.replace(current, selection=widened)
-
-    def key(record: Record) -> tuple[str, str, int, str]:
-        return record["task"], record["model"], int(record["sample"]), record["phase"]
-
-    fresh = records_of(current)
-    replaced = {key(r) for r in fresh}
-    # This run's records last: where a cell's usage is read back, the run that touched it last wins.
-    kept = [r for r in records_of(previous) if key(r) not in replaced]
-    merged = build([*kept, *fresh], current.provenance, current.run_id)
+    fresh = {_key(cell): cell for cell in current.cells}
+    gathered: dict[tuple[str, str, int], _Gathered] = {}
+    # This run's phases last: where a cell's usage is read back, the run that touched it last wins.
+    for board, cells in ((previous, previous.cells), (current, current.cells)):
+        for cell in cells:
+            replaced = fresh[_key(cell)].phases if board is previous and _key(cell) in fresh else {}
+            kept = [phase for phase in cell.phases if phase not in replaced]
+            if kept:
+                gathered.setdefault(_key(cell), _Gathered()).take(cell, kept, (cell.runs or (board.run_id,))[-1])
+    merged = _board(gathered, current.provenance, current.run_id)
     return dataclasses.replace(merged, tool_runs=current.tool_runs, selection=_selection(previous, current))
+
+
+def _key(cell: CellRow) -> tuple[str, str, int]:
+    return cell.task, cell.model, cell.sample
 
 
 def _selection(previous: Board, current: Board) -> Selection | None:
@@ -388,8 +345,16 @@ def read(path: Path) -> Board | None:
 
 
 def build(records: Iterable[Record], provenance: Mapping[str, JSON], run_id: str) -> Board:
-    records = [r if r.get("run_id") else {**r, "run_id": run_id} for r in records]
-    cells = _cells(records)
+    """This run's board, from its phase items' records."""
+    gathered: dict[tuple[str, str, int], _Gathered] = {}
+    for given in records:
+        record = given if isinstance(given, PhaseRecord) else PhaseRecord.from_json(given)
+        gathered.setdefault((record.task, record.model, record.sample), _Gathered()).add(record, run_id)
+    return _board(gathered, provenance, run_id)
+
+
+def _board(gathered: Mapping[tuple[str, str, int], _Gathered], provenance: Mapping[str, JSON], run_id: str) -> Board:
+    cells = tuple(gathered[key].cell(*key) for key in sorted(gathered))
     groups = _groups(cells)
     return Board(
         generated=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -508,13 +473,17 @@ def write(board: Board | Mapping[str, JSON], directory: Path) -> list[Path]:
     return [json_path, csv_path, models_path, html_path]
 
 
+#: A scored phase in the terminal table: its number and this mark.
+_MARKS = {Status.PASSED: "", Status.FAILED: " x", Status.INCONCLUSIVE: " ?"}
+
+
 def _fmt(result: PhaseCell | None) -> str:
     if result is None:
         return "-"
-    if result.status in ("passed", "failed", "inconclusive") and result.score is not None:
-        mark = {"passed": "", "failed": " x", "inconclusive": " ?"}[result.status]
+    mark = _MARKS.get(result.status)
+    if mark is not None and result.score is not None:
         return f"{result.score:.2f}{mark}"
-    return result.status
+    return result.status.value
 
 
 def _number(value: float | None) -> str:
@@ -526,7 +495,7 @@ def _repaired_mark(cell: CellRow) -> str:
     repair = cell.repair
     if repair is None:
         return "-"
-    if repair.status == "none":
+    if repair.status is RepairStatus.NONE:
         return _number(cell.repaired_composite)
     edits = f", {repair.edits} edit{'s' if repair.edits != 1 else ''}" if repair.edits else ""
     return f"{_number(cell.repaired_composite)} ({repair.status}{edits})"
@@ -544,7 +513,7 @@ def intervals_line(row: ModelRow) -> str | None:
 def repairs_line(row: ModelRow) -> str | None:
     """'etcd-model: repairs none 8, minor 1, unrepairable 1; repaired composite 0.712 (strict
     0.655)', when a spec of the model needed repair."""
-    if row.repairs is None or set(row.repairs) <= {"none"}:
+    if row.repairs is None or set(row.repairs) <= {RepairStatus.NONE.value}:
         return None
     counts = ", ".join(f"{status} {n}" for status, n in row.repairs.items())
     return (f"{row.model}: repairs {counts}; repaired composite {_number(row.repaired_composite)} "
@@ -554,13 +523,13 @@ def repairs_line(row: ModelRow) -> str | None:
 def attempts_line(board: Board, row: ModelRow) -> str | None:
     """'m@agent_based: P1 and P2 pass after attempt 1: 2/5, 2: 4/5, 3: 4/5, 4: 5/5', for a
     method that sends rejected specs back: how many cells were usable after each round."""
-    rounds = [c.generation["attempts"] for c in board.cells
-              if c.model == row.model and c.generation and isinstance(c.generation.get("attempts"), list)]
-    if not rounds:
+    corrected = [c.generation for c in board.cells
+                 if c.model == row.model and c.generation is not None and c.generation.attempts is not None]
+    if not corrected:
         return None
-    allowed = max(_int(c.generation.get("corrections_allowed")) for c in board.cells
-                  if c.model == row.model and c.generation and "attempts" in c.generation) + 1
-    passed = [next((_int(a.get("attempt")) for a in r if isinstance(a, dict) and a.get("passed")), None) for r in rounds]
+    rounds = [use.attempts or () for use in corrected]
+    allowed = max(use.corrections_allowed or 0 for use in corrected) + 1
+    passed = [next((_int(a.get("attempt")) for a in r if a.get("passed")), None) for r in rounds]
     counts = ", ".join(f"{k}: {sum(1 for p in passed if p is not None and p <= k)}/{len(rounds)}"
                        for k in range(1, allowed + 1))
     return f"{row.model}: P1 and P2 pass after attempt {counts}"
@@ -571,11 +540,11 @@ def feedback_line(board: Board, row: ModelRow) -> str | None:
     corrected 0.86; fits the feedback: 0 of 3 cells', for the ``feedback`` method: each round's
     held-out P3 (a cell's last judged figure so far; 0 while P1 or P2 reject its answer),
     means over the model's cells."""
-    cells = [c for c in board.cells if c.model == row.model and c.generation
-             and c.generation.get("method") == "feedback" and isinstance(c.generation.get("attempts"), list)]
+    cells = [c for c in board.cells if c.model == row.model and c.generation is not None
+             and c.generation.method == "feedback" and c.generation.attempts is not None]
     if not cells:
         return None
-    rounds = [[a for a in c.generation["attempts"] if isinstance(a, dict)] for c in cells]  # type: ignore[index, union-attr]
+    rounds = [list(c.generation.attempts or ()) for c in cells if c.generation is not None]
     last = max((_int(a.get("attempt")) for r in rounds for a in r), default=0)
 
     def held_out(attempts: list[Mapping[str, JSON]], k: int) -> float:
@@ -589,7 +558,7 @@ def feedback_line(board: Board, row: ModelRow) -> str | None:
     per_round = ", ".join(f"{k}: {mean([held_out(r, k) for r in rounds])}" for k in range(1, last + 1))
     first = [float(r[0]["composite"]) for r in rounds if r and isinstance(r[0].get("composite"), (int, float))]  # type: ignore[arg-type]
     corrected = [c.composite for c in cells if c.composite is not None]
-    fits = sum(1 for c in cells if c.generation and c.generation.get("fits_feedback") is True)
+    fits = sum(1 for c in cells if c.generation is not None and c.generation.fits_feedback is True)
     return (f"{row.model}: P3 after each round (held-out): {per_round}; first shot {mean(first)} -> corrected "
             f"{mean(corrected)}; fits the feedback: {fits} of {len(cells)} cells")
 
@@ -602,7 +571,7 @@ def table(board: Board | Mapping[str, JSON]) -> str:
     """A terminal table: one row per cell, then one per model; when a spec needed repair, the
     repaired composite in a column of its own beside the strict one."""
     board = as_board(board)
-    repaired = any(cell.repair is not None and cell.repair.status != "none" for cell in board.cells)
+    repaired = any(cell.repair is not None and cell.repair.status is not RepairStatus.NONE for cell in board.cells)
     headers = ["task", "model", *(phase_of(p).short for p in PHASES), "composite", *(["repaired"] if repaired else [])]
     rows = []
     for cell in board.cells:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import html
 from typing import Any, Iterable, Mapping
 
-from ..scoring import PHASE_TABLE, PHASES, phase_of
-from ..record import slug
+from ..scoring import PHASE_TABLE, PHASES, RepairStatus, Status, phase_of
+from ..record import Usage, slug
 from .records import Board, CellRow, ModelRow, PhaseCell, TaskRow, as_board, count, real
 from .significance import compare_models
 
@@ -189,7 +189,7 @@ def _repaired_cell(cell: CellRow) -> str:
         told = f" · {declared['edits']} edits" if declared.get("edits") is not None else ""
         shown += (f'<small class="charge" title="{_e(declared.get("problem") or declared.get("by"))}">'
                   f"SysMoBench: {_e(declared.get('status'))}{_e(told)}</small>")
-    if repair.status == "none" or not repair.reason:
+    if repair.status is RepairStatus.NONE or not repair.reason:
         return f'<td class="num repaired">{shown}</td>'
     return (f'<td class="num repaired"><details><summary title="show the repair">{shown}</summary>'
             f"<div>{_e(_cut(repair.reason))}</div></details></td>")
@@ -242,18 +242,18 @@ def _kind(cell: CellRow) -> str:
     return "reference" if cell.model == "reference" else "model"
 
 
-def _feedback_parts(made: Mapping[str, object]) -> list[str]:
+def _feedback_parts(made: Usage) -> list[str]:
     """The ``feedback`` method's figures: the first answer's composite, and a correction that fits
     the traces it was shown better than the held-out ones."""
-    attempts = made.get("attempts")
-    if made.get("method") != "feedback" or not isinstance(attempts, list) or not attempts:
+    attempts = made.attempts
+    if made.method != "feedback" or not attempts:
         return []
     parts = []
-    first = attempts[0].get("composite") if isinstance(attempts[0], Mapping) else None
-    if real(first) is not None:
-        parts.append(f"first shot {real(first):.3f}")
-    last = attempts[-1].get("phases") if isinstance(attempts[-1], Mapping) else None
-    if made.get("fits_feedback") is True and isinstance(last, Mapping):
+    first = real(attempts[0].get("composite"))
+    if first is not None:
+        parts.append(f"first shot {first:.3f}")
+    last = attempts[-1].get("phases")
+    if made.fits_feedback is True and isinstance(last, Mapping):
         shown, held = real(last.get("conformance_shown")), real(last.get("conformance"))
         figures = f" (P3 {shown:.2f} on the traces it was shown, {held:.2f} held out)" if shown is not None and held is not None else ""
         parts.append(f"<b>fits the feedback</b>{figures}")
@@ -262,31 +262,32 @@ def _feedback_parts(made: Mapping[str, object]) -> list[str]:
 
 def _made_cell(cell: CellRow, folders: str | None) -> str:
     """What the generation recorded, read as untrusted as any board's numbers."""
-    made = cell.generation or {}
+    made = cell.generation or Usage()
     parts = []
-    scored, allowed = count(made.get("scored_attempt")), count(made.get("corrections_allowed"))
+    scored, allowed = count(made.scored_attempt), count(made.corrections_allowed)
     if scored is not None and allowed is not None:
         parts.append(f"attempt {scored} of {allowed + 1}")
     parts += _feedback_parts(made)
-    checks, limit = count(made.get("checks")), count(made.get("max_checks"))
+    checks, limit = count(made.checks), count(made.max_checks)
     if checks is not None:
         parts.append(f"{checks} check{'s' if checks != 1 else ''}" + (f" of {limit}" if limit is not None else ""))
-    seconds = real(made.get("seconds"), upper=None)
+    seconds = real(made.seconds, upper=None)
     if seconds is not None:
         parts.append(f"{seconds:.1f} s")
-    if made.get("timed_out") is True:
+    if made.timed_out is True:
         parts.append("stopped at its time limit")
-    elif count(made.get("exit_code")) not in (None, 0):
-        parts.append(f"exit code {_e(made.get('exit_code'))}")
-    reported = made.get("usage_reported")
-    if "prompt_tokens" in made:
-        parts.append(("counted: " if isinstance(reported, Mapping) else "") + _cost(made))
+    elif count(made.exit_code) not in (None, 0):
+        parts.append(f"exit code {_e(made.exit_code)}")
+    reported = made.usage_reported
+    if made.prompt_tokens is not None:
+        counted = _tokens_cost(made.prompt_tokens, made.completion_tokens, made.cost_usd)
+        parts.append(("counted: " if isinstance(reported, Mapping) else "") + counted)
     if isinstance(reported, Mapping):
         parts.append(f"reported: {_cost(reported)}")
-    served = made.get("model_use")
-    if isinstance(served, Mapping) and served.get("budget_spent"):
+    served = made.model_use
+    if served is not None and served.get("budget_spent"):
         parts.append(f"<b>model budget spent</b> ({_e(served.get('budget_spent'))})")
-    if made.get("equals_reference") is True:
+    if made.equals_reference is True:
         parts.append("<b>equals the reference</b>")
     link = ""
     if folders is not None and cell.runs:
@@ -305,9 +306,9 @@ def _phase_cell(result: PhaseCell | None) -> str:
         return '<td class="other">not run<small class="charge">benchmark: not_run</small></td>'
     status, score = result.status, result.score
     shown = _number(score) if score is not None else _e(status.replace("_", " "))
-    if status == "failed" and result.failure_class:
+    if status is Status.FAILED and result.failure_class:
         shown += f" <small>({_e(result.failure_class)})</small>"
-    elif status not in ("passed", "failed"):
+    elif status not in (Status.PASSED, Status.FAILED):
         shown += f" <small>{_e(status.replace('_', ' '))}</small>" if score is not None else ""
     if result.template_fraction is not None and result.template_fraction != score:
         shown += (' <small title="the original benchmark\'s share of templates held">'
@@ -315,7 +316,7 @@ def _phase_cell(result: PhaseCell | None) -> str:
     if result.rates is not None and result.rates.window_pass_rate is not None:
         shown += (' <small title="the share of all windows that passed (the original\'s raw rate), beside the '
                   f'zero-tolerance score">{_number(result.rates.window_pass_rate)} of windows</small>')
-    css = status if status in ("passed", "failed") else "other"
+    css = status.value if status in (Status.PASSED, Status.FAILED) else "other"
     if not result.is_spec:  # the spec's outcomes are the default and go unmarked
         shown += f'<small class="charge">benchmark: {_e(result.cause)}</small>'
     if not result.reason:
@@ -470,10 +471,15 @@ def _heat(value: float | None) -> str:
 
 def _cost(usage: Mapping[str, Any]) -> str:
     """Usage is kept on a board as written: read here as untrusted as any board's numbers."""
-    tokens = (count(usage.get("prompt_tokens")) or 0) + (count(usage.get("completion_tokens")) or 0)
-    cost = real(usage.get("total_cost_usd", usage.get("cost_usd")), upper=None)
+    return _tokens_cost(usage.get("prompt_tokens"), usage.get("completion_tokens"),
+                        usage.get("total_cost_usd", usage.get("cost_usd")), usage.get("cost_complete", True))
+
+
+def _tokens_cost(prompt: object, completion: object, cost_usd: object, complete: object = True) -> str:
+    tokens = (count(prompt) or 0) + (count(completion) or 0)
+    cost = real(cost_usd, upper=None)
     shown = "unknown cost" if cost is None else f"${cost:.4f}"
-    return f"{tokens} tokens, {shown}" + ("" if usage.get("cost_complete", True) else " (some models unpriced)")
+    return f"{tokens} tokens, {shown}" + ("" if complete else " (some models unpriced)")
 
 
 def _number(value: float | None, digits: int = 3) -> str:

@@ -16,8 +16,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, TypeVar
 
-from ..record import KINDS, CellId
-from ..scoring import PHASES, Charge
+from ..record import KINDS, CellId, RepairSummary, Usage
+from ..scoring import PHASES, Cause, Charge, RepairStatus, Status
 from .charges import cell_charge, charge_of
 
 JSON = Any
@@ -25,7 +25,6 @@ SCHEMA = 2
 #: A count this large is not one a board could hold: read as unknown.
 COUNT_LIMIT = 10**12
 
-_SPEC, _BENCHMARK = Charge.SPEC.value, Charge.BENCHMARK.value
 _Row = TypeVar("_Row")
 
 
@@ -107,10 +106,10 @@ class PhaseCell:
     counts it the same way: a score the spec is answerable for, or none, with the cause."""
 
     score: float | None
-    status: str
+    status: Status
     reason: str
-    charged_to: str
-    cause: str | None
+    charged_to: Charge
+    cause: Cause | None
     #: Why a failed phase failed, as a class the board counts per model.
     failure_class: str | None = None
     #: P4: the original benchmark's plain share of its templates held, beside our weighted score.
@@ -120,15 +119,15 @@ class PhaseCell:
 
     @property
     def is_spec(self) -> bool:
-        return self.charged_to == _SPEC
+        return self.charged_to is Charge.SPEC
 
     @property
-    def charge(self) -> tuple[str, str | None]:
+    def charge(self) -> tuple[Charge, Cause | None]:
         return self.charged_to, self.cause
 
     def to_json(self) -> dict[str, JSON]:
-        data: dict[str, JSON] = {"score": self.score, "status": self.status, "reason": self.reason,
-                                 "charged_to": self.charged_to, "cause": self.cause}
+        data: dict[str, JSON] = {"score": self.score, "status": self.status.value, "reason": self.reason,
+                                 "charged_to": self.charged_to.value, "cause": self.cause.value if self.cause else None}
         if self.failure_class is not None:
             data["failure_class"] = self.failure_class
         if self.template_fraction is not None:
@@ -139,16 +138,13 @@ class PhaseCell:
 
     @classmethod
     def from_json(cls, data: Mapping[str, JSON]) -> PhaseCell:
-        score, status, reason = real(data.get("score")), text(data.get("status")), text(data.get("reason"))
+        score, reason = real(data.get("score")), text(data.get("reason"))
+        # A status no outcome has is a fault of ours, never a score of the spec's.
+        status = Status.read(data.get("status")) or Status.ERROR
         # Charged from what is kept, so that a score read as unknown is never the spec's.
-        charged_to, cause = charge_of({"score": score, "status": status, "reason": reason,
-                                       "charged_to": data.get("charged_to"), "cause": data.get("cause")})
+        charged_to, cause = charge_of(score, status, reason, data.get("charged_to"), data.get("cause"))
         return cls(score, status, reason, charged_to, cause, text(data.get("failure_class")) or None,
                    real(data.get("template_fraction")), ConformanceRates.from_json(data.get("rates")))
-
-
-#: A repair the benchmark could not finish: the cell has no repaired composite.
-REPAIR_ERROR = "error"
 
 
 @dataclass(frozen=True)
@@ -156,7 +152,7 @@ class RepairCell:
     """A cell's repair, as the original's board counts it (``none`` for a spec usable as
     written), and P3 and P4 of the repaired spec when a repair made it usable."""
 
-    status: str
+    status: RepairStatus
     edits: int
     reason: str
     phases: dict[str, PhaseCell]
@@ -166,12 +162,12 @@ class RepairCell:
     use: dict[str, JSON] | None = None
 
     @property
-    def cause(self) -> str | None:
+    def cause(self) -> Cause | None:
         """Why the cell has no repaired composite, when the benchmark could not repair it."""
-        return "harness_error" if self.status == REPAIR_ERROR else None
+        return Cause.HARNESS if self.status is RepairStatus.ERROR else None
 
     def to_json(self) -> dict[str, JSON]:
-        data: dict[str, JSON] = {"status": self.status, "edits": self.edits, "reason": self.reason}
+        data: dict[str, JSON] = {"status": self.status.value, "edits": self.edits, "reason": self.reason}
         if self.phases:
             data["phases"] = {phase: result.to_json() for phase, result in self.phases.items()}
         if self.declared is not None:
@@ -181,10 +177,17 @@ class RepairCell:
         return data
 
     @classmethod
+    def of(cls, summary: RepairSummary) -> RepairCell:
+        """A phase record's repair; the repaired spec's phases are the cell's to gather."""
+        return cls(summary.status, summary.edits, summary.reason, {}, _declared(summary.declared),
+                   _json_object(summary.use))
+
+    @classmethod
     def from_json(cls, data: Mapping[str, JSON]) -> RepairCell:
         given = mapping(data.get("phases"))
         phases = {p: PhaseCell.from_json(given[p]) for p in PHASES if isinstance(given.get(p), Mapping)}
-        return cls(text(data.get("status")) or REPAIR_ERROR, count(data.get("edits")) or 0, text(data.get("reason")),
+        return cls(RepairStatus.read(data.get("status")) or RepairStatus.ERROR, count(data.get("edits")) or 0,
+                   text(data.get("reason")),
                    phases, _declared(data.get("declared")), _json_object(data.get("use")))
 
 
@@ -197,13 +200,13 @@ class CellRow:
     model: str
     sample: int
     phases: dict[str, PhaseCell]
-    charged_to: str
-    cause: str | None
+    charged_to: Charge
+    cause: Cause | None
     composite: float | None
     #: The runs its phases came from, oldest first (a merged board's cells name several).
     runs: tuple[str, ...] = ()
     #: The model's use in generating the spec, as the generation recorded it.
-    generation: dict[str, JSON] | None = None
+    generation: Usage | None = None
     #: The evaluator model's use over the cell's phases.
     evaluator: dict[str, JSON] | None = None
     #: With repair on (``--sysmobench-repair``): the cell's repair and its repaired composite
@@ -220,7 +223,7 @@ class CellRow:
 
     @property
     def is_spec(self) -> bool:
-        return self.charged_to == _SPEC
+        return self.charged_to is Charge.SPEC
 
     def to_json(self) -> dict[str, JSON]:
         data: dict[str, JSON] = {"task": self.task, "model": self.model, "sample": self.sample,
@@ -228,10 +231,11 @@ class CellRow:
         if self.runs:
             data["runs"] = list(self.runs)
         if self.generation is not None:
-            data["generation"] = dict(self.generation)
+            data["generation"] = self.generation.to_json()
         if self.evaluator is not None:
             data["evaluator"] = dict(self.evaluator)
-        data.update(charged_to=self.charged_to, cause=self.cause, composite=self.composite)
+        data.update(charged_to=self.charged_to.value, cause=self.cause.value if self.cause else None,
+                    composite=self.composite)
         if self.repair is not None:
             data.update(repair=self.repair.to_json(), repaired_composite=self.repaired_composite)
         if self.kind is not None:
@@ -246,18 +250,19 @@ class CellRow:
         repair = RepairCell.from_json(data["repair"]) if isinstance(data.get("repair"), Mapping) else None
         return cls(text(data.get("task")), text(data.get("model")), count(data.get("sample")) or 0, phases,
                    charged_to, cause, real(data.get("composite")), _texts(data.get("runs")),
-                   _json_object(data.get("generation")), _json_object(data.get("evaluator")), repair,
+                   Usage.of(data.get("generation")), _json_object(data.get("evaluator")), repair,
                    real(data.get("repaired_composite")) if repair is not None else None,
                    data["kind"] if data.get("kind") in KINDS else None)
 
 
-def _cell_charge_of(data: Mapping[str, JSON], phases: Mapping[str, PhaseCell]) -> tuple[str, str | None]:
+def _cell_charge_of(data: Mapping[str, JSON], phases: Mapping[str, PhaseCell]) -> tuple[Charge, Cause | None]:
     """A cell's charge as its board says, or derived from its phases for a board written
     before cells had one."""
-    if data.get("charged_to") == _SPEC:
-        return _SPEC, None
-    if data.get("charged_to") == _BENCHMARK:
-        return _BENCHMARK, text(data.get("cause")) or None
+    charged_to = Charge.read(data.get("charged_to"))
+    if charged_to is Charge.SPEC:
+        return charged_to, None
+    if charged_to is Charge.BENCHMARK:
+        return charged_to, Cause.read(data.get("cause"))
     return cell_charge({phase: result.charge for phase, result in phases.items()})
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..record import PhaseRecord
 from ..scoring import Cause, phase_of
 from . import board as boards
 from .baseline import COMPOSITE, Baseline, Tolerance, compare, counts_line, failing
@@ -43,18 +44,18 @@ class Gate:
 class Collector:
     """What the reports carried: the records, the richest provenance, tool-run counts."""
 
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[PhaseRecord] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
     tools: dict[str, int] = field(default_factory=lambda: {"sany": 0, "tlc": 0, "cache_hits": 0})
     written: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
-    def add(self, record: dict[str, Any]) -> None:
+    def add(self, record: PhaseRecord) -> None:
         self.records.append(record)
-        if record.get("provenance") and len(record["provenance"]) > len(self.provenance):
-            self.provenance = dict(record["provenance"])
-        for key, value in (record.get("tools") or {}).items():
-            self.tools[key] = self.tools.get(key, 0) + int(value)
+        if len(record.provenance) > len(self.provenance):
+            self.provenance = dict(record.provenance)
+        for key, value in record.tools.items():
+            self.tools[key] = self.tools.get(key, 0) + value
 
 
 class LeaderboardReporter:
@@ -71,7 +72,7 @@ class LeaderboardReporter:
         #: What the run selected (handed in at the end: a worker's arrives when it stops).
         self.selection: Selection | None = None
 
-    def add(self, record: dict[str, Any]) -> None:
+    def add(self, record: PhaseRecord) -> None:
         self.collector.add(record)
 
     def board(self) -> Board:
@@ -209,7 +210,7 @@ def _generation_failures(board: Board) -> list[tuple[str, bool]]:
     found = []
     for model in board.models:
         cells = [c for c in board.cells if c.model == model.model]
-        failed = [c for c in cells if c.cause == Cause.GENERATION.value]
+        failed = [c for c in cells if c.cause is Cause.GENERATION]
         if not failed:
             continue
         reason = next(iter(failed[0].phases.values())).reason.removeprefix("blocked: generation failed: ")
@@ -233,17 +234,17 @@ def _charges(board: Board) -> list[str]:
 
 
 #: What a user can do about a phase the benchmark could not score, by cause.
-FIXES = {
-    Cause.NO_TRACES.value: "capture them (sysmobench traces capture TASK) or point --sysmobench-traces at a folder "
+FIXES: dict[Cause, str] = {
+    Cause.NO_TRACES: "capture them (sysmobench traces capture TASK) or point --sysmobench-traces at a folder "
                            "that has TASK/*.ndjson",
-    Cause.TOOLCHAIN.value: "run scripts/setup (Java 17 and the TLA+ jar), or pass --sysmobench-jar",
-    Cause.UNAVAILABLE.value: "this system cannot be run offline here (sysmobench tasks lists why)",
-    Cause.NO_SPEC.value: "put the task's module (and mapping.yaml if it does not use the task's names) in "
+    Cause.TOOLCHAIN: "run scripts/setup (Java 17 and the TLA+ jar), or pass --sysmobench-jar",
+    Cause.UNAVAILABLE: "this system cannot be run offline here (sysmobench tasks lists why)",
+    Cause.NO_SPEC: "put the task's module (and mapping.yaml if it does not use the task's names) in "
                          "the replay folder's TASK/",
-    Cause.GENERATION.value: "check the model's endpoint and key (the warning below names them)",
-    Cause.EVALUATOR.value: "check the evaluator model's endpoint and key, or add mapping.yaml beside the spec",
-    Cause.TASK.value: "fix the task file the reason names",
-    Cause.HARNESS.value: "a fault of the benchmark or the machine: run again, and report it if it stays",
+    Cause.GENERATION: "check the model's endpoint and key (the warning below names them)",
+    Cause.EVALUATOR: "check the evaluator model's endpoint and key, or add mapping.yaml beside the spec",
+    Cause.TASK: "fix the task file the reason names",
+    Cause.HARNESS: "a fault of the benchmark or the machine: run again, and report it if it stays",
 }
 #: At most this many cells are listed with what to do.
 SHOWN_LEFT_OUT = 10
@@ -254,13 +255,13 @@ def _what_to_do(board: Board) -> list[str]:
     phase items' skip reasons say it too, but only with -rs)."""
     lines = []
     for cell in board.cells:
-        if cell.is_spec or cell.cause in (None, Cause.NOT_RUN.value, Cause.UPSTREAM.value):
+        if cell.is_spec or cell.cause in (None, Cause.NOT_RUN, Cause.UPSTREAM):
             continue
         phase, result = next(((p, r) for p, r in cell.phases.items() if r.cause == cell.cause),
                              next(iter(cell.phases.items())))
         why = " ".join(result.reason.split())
         why = why if len(why) <= 200 else why[:200].rstrip() + " ..."
-        fix = FIXES.get(cell.cause, "").replace("TASK", cell.task)
+        fix = FIXES.get(cell.cause, "").replace("TASK", cell.task) if cell.cause is not None else ""
         lines.append(f"  {cell.task} x {cell.model}#{cell.sample}: {phase_of(phase).short} {cell.cause}: {why}"
                      + (f"; to score it: {fix}" if fix else ""))
     if not lines:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..phases import gate_results
 from ..phases._context import CellContext
-from ..scoring import PhaseResult
+from ..scoring import PhaseResult, RepairStatus
 from ..sources import Candidate
 from ..tasks import Task
 from ..tla.toolchain import Toolchain
@@ -42,7 +42,7 @@ RULES_VERSION = 4
 class Repair:
     """What the repair of one spec did, and what it left."""
 
-    status: str
+    status: RepairStatus
     reason: str
     spec: str
     edits: tuple[Edit, ...]
@@ -60,7 +60,7 @@ class Repair:
     @classmethod
     def refused(cls, spec: str, reason: str) -> Repair:
         """Unrepairable before any rule was tried."""
-        return cls("unrepairable", reason, spec, (), 0, False, None, (), ())
+        return cls(RepairStatus.UNREPAIRABLE, reason, spec, (), 0, False, None, (), ())
 
     def diff(self, spec: str, cfg: str | None, module: str) -> str:
         """The repair as a unified diff of the spec (and of the cfg, when a rule bound a constant)."""
@@ -73,12 +73,12 @@ class Repair:
 
     @property
     def repaired(self) -> bool:
-        return self.status in ("minor", "moderate", "heavy")
+        return self.status.repaired
 
     def manifest(self) -> dict[str, Any]:
         """Everything a reviewer needs to audit the repair (a superset of the original's)."""
         return {
-            "schema": 1, "rules_version": RULES_VERSION, "applied": bool(self.edits), "status": self.status,
+            "schema": 1, "rules_version": RULES_VERSION, "applied": bool(self.edits), "status": self.status.value,
             "reason": self.reason, "edit_count": len(self.edits), "rounds": self.rounds, "usable": self.usable,
             "p1_passed": _passed(self.after, "syntax"), "p2_passed": _passed(self.after, "runtime"),
             "repairer": {"mechanical": True, "model": self.model, "usage": self.model_use}, "cfg_edited": any(e.check == "cfg-only" or e.rule == "A11"
@@ -94,8 +94,11 @@ def _passed(results: tuple[PhaseResult, ...], phase: str) -> bool:
     return any(r.phase == phase and r.usable for r in results)
 
 
-def status_of(edits: int) -> str:
-    return "none" if edits == 0 else "minor" if edits <= MINOR else "moderate" if edits <= MODERATE else "heavy"
+def status_of(edits: int) -> RepairStatus:
+    """The original's repair status for a usable spec, by its edit count."""
+    if edits == 0:
+        return RepairStatus.NONE
+    return RepairStatus.MINOR if edits <= MINOR else RepairStatus.MODERATE if edits <= MODERATE else RepairStatus.HEAVY
 
 
 class Repairer:
@@ -127,7 +130,7 @@ class Repairer:
         original = candidate
         before = known if known is not None else self._gate(candidate, "before")
         if all(r.usable for r in before) and len(before) == 2:
-            return Repair("none", "usable as written: nothing to repair", candidate.tla, (), 0, True, None, before,
+            return Repair(RepairStatus.NONE, "usable as written: nothing to repair", candidate.tla, (), 0, True, None, before,
                           before)
         # The first reading of the spec to judge later edits against, and the edits made before it
         # (they made the spec parse, so there is nothing to compare them with).
@@ -169,14 +172,14 @@ class Repairer:
         usable = len(results) == 2 and all(r.usable for r in results)
         spec, cfg = candidate.tla or "", candidate.cfg
         if not usable:
-            return Repair("unrepairable", problem, spec, tuple(edits), rounds, False, None, before, results, cfg)
+            return Repair(RepairStatus.UNREPAIRABLE, problem, spec, tuple(edits), rounds, False, None, before, results, cfg)
         last = self.tree(candidate, "after")
         if last is None:
-            return Repair("unrepairable", "the repaired spec has no semantic tree to check its intent on",
+            return Repair(RepairStatus.UNREPAIRABLE, "the repaired spec has no semantic tree to check its intent on",
                           spec, tuple(edits), rounds, False, None, before, results, cfg)
         intent = _judged(first, last, edits, self._next_name(original))
         if not intent.kept:
-            return Repair("unrepairable", f"refused: {intent.violations[0]}", spec, tuple(edits), rounds, False,
+            return Repair(RepairStatus.UNREPAIRABLE, f"refused: {intent.violations[0]}", spec, tuple(edits), rounds, False,
                           intent, before, results, cfg)
         return Repair(status_of(len(edits)), f"usable after {len(edits)} edit(s)", spec, tuple(edits), rounds, True,
                       intent, before, results, cfg)

@@ -10,6 +10,7 @@ from typing import Any, Callable, Sequence
 
 from ..hints import close_matches, did_you_mean
 from ..tasks import IDENTIFIER, Task, TaskError
+from ..scoring import RepairStatus
 from ._candidate import Candidate, SpecSource, UnknownModel, with_spec
 
 MAX_SPEC_BYTES = 2_000_000
@@ -118,7 +119,8 @@ def spec_in_folder(base: Candidate, task: Task, folder: Path) -> Candidate:
 #: SysMoBench writes this beside each spec of its repaired board (``specs_repaired/``).
 REPAIR_MANIFEST = "repair_manifest.json"
 #: Its statuses; anything else a manifest says is read as ``unknown``.
-REPAIR_STATUSES = ("none", "minor", "moderate", "heavy", "unrepairable")
+#: What a manifest may declare: the original's statuses (``error`` is ours).
+REPAIR_STATUSES = tuple(status.value for status in RepairStatus if status is not RepairStatus.ERROR)
 MAX_MANIFEST_BYTES = 1_000_000
 
 
