@@ -86,7 +86,7 @@ class AnswerStore:
         path = self._path(self.key(client.config, prompt, sample, stage, json_mode))
         if (found := self._found(path, ahead)) is not None:
             return found
-        if not ahead and (found := self._awaited(path)) is not None:
+        if not ahead and (found := self._awaited(path, _patience(client.config))) is not None:
             return found
         path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(path) + ".lock"):
@@ -120,22 +120,37 @@ class AnswerStore:
         atomic_write_text(note, self.run_id)
         return note
 
-    def _awaited(self, path: Path) -> tuple[Answer, bool] | None:
+    def _awaited(self, path: Path, patience: float) -> tuple[Answer, bool] | None:
         """The answer a sweep is asking for, once it has it; None when no sweep of this run is
-        asking (or it stopped before it asked), so that the cell asks itself."""
+        asking (or it stopped before it asked), or when it has been asking for longer than a
+        request can take (``patience``), so that the cell asks itself.  Another process may be
+        the one asking: the note on disk is all there is to watch, read less often as time passes."""
         note = path.with_suffix(".ahead")
+        pause = _FIRST_PAUSE_S
         while True:
-            try:
-                asking = bool(self.run_id) and note.read_text(encoding="utf-8") == self.run_id
-            except OSError:
-                asking = False
+            asking, since = self._asking(note)
             if (found := self._found(path, False)) is not None:
                 return found
             if (failed := self._failure(path)) is not None:
                 raise failed
-            if not asking:
+            if not asking or (since is not None and time.time() - since > patience):
                 return None
-            time.sleep(0.05)
+            time.sleep(pause)
+            pause = min(pause * 2, _LAST_PAUSE_S)
+
+    def _asking(self, note: Path) -> tuple[bool, float | None]:
+        """Whether this run's sweep says it asks for the answer, and since when it is being asked
+        (None while it waits its turn)."""
+        try:
+            lines = note.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return False, None
+        if not self.run_id or not lines or lines[0] != self.run_id:
+            return False, None
+        try:
+            return True, float(lines[1]) if len(lines) > 1 else None
+        except ValueError:
+            return True, None
 
     def _found(self, path: Path, ahead: bool) -> tuple[Answer, bool] | None:
         loaded = self._load(path)
@@ -150,3 +165,22 @@ class AnswerStore:
         with self._count:
             self.stats.requests += requests
             self.stats.hits += hits
+
+
+#: How often a cell looks for an answer a sweep is asking for: soon, then every half second.
+_FIRST_PAUSE_S = 0.02
+_LAST_PAUSE_S = 0.5
+
+
+def asking_since(note: Path) -> None:
+    """Marks an answer asked ahead as being asked now (a cell waits for it that long at most)."""
+    try:
+        run_id = note.read_text(encoding="utf-8").splitlines()[0]
+    except (OSError, IndexError):
+        return
+    atomic_write_text(note, f"{run_id}\n{time.time():.3f}")
+
+
+def _patience(config: ModelConfig) -> float:
+    """The longest a request can take: every attempt to its timeout and the longest pause between."""
+    return config.attempts * (config.timeout_s + config.max_backoff_s)

@@ -11,19 +11,20 @@ arrives, a cell that needs one still in flight waits for it (the store's lock), 
 that failed leaves a note the cell reads instead of asking again.  What only a cell can ask
 (an ``agent_based`` correction, which needs the cell's own P1 and P2; the evaluator's mapping;
 the repair model) is asked by the cell, one at a time per process, under the same ``rpm``.
-The threads are daemons: an interrupted run stops asking, and its next run asks only what is
-missing.
+An interrupted run stops asking (what is in flight finishes, within the model's timeout), and
+its next run asks only what is missing.
 """
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Sequence
 
+from .answers import asking_since
 from .sources import GeneratedSource
 from .tasks import Task
 
@@ -60,74 +61,66 @@ class Progress:
 
 
 class Prefetcher:
-    """Per model a queue of jobs and as many daemon threads as it may have requests in flight."""
+    """Per model a pool of as many threads as it may have requests in flight, each job a future."""
 
     def __init__(self, jobs: Sequence[Job], connections: int) -> None:
         self.progress = Progress(cells=len(jobs))
         self._lock = threading.Lock()
-        self._stopped = threading.Event()
-        self._queues: dict[str, queue.SimpleQueue[Job]] = {}
-        self._limits: dict[str, int] = {}
-        for job in jobs:
-            name = job.source.name
-            if name not in self._queues:
-                self._queues[name] = queue.SimpleQueue()
-                self._limits[name] = job.source.client.config.max_connections or connections
-            self._queues[name].put(job)
-        self._left = len(jobs)
-        self._threads: list[threading.Thread] = []
+        self._jobs = list(jobs)
+        self._connections = connections
+        self._pools: list[ThreadPoolExecutor] = []
+        self._futures: list[Future[None]] = []
         self._notes: dict[Job, Path | None] = {}
-
-    def _release(self, job: Job) -> None:
-        note = self._notes.pop(job, None)
-        if note is not None:
-            note.unlink(missing_ok=True)
+        self._left = len(jobs)
 
     def start(self) -> Prefetcher:
-        for jobs in self._queues.values():
-            for job in list(_drained(jobs)):
-                self._notes[job] = job.source.reserve(job.task, job.sample)
-                jobs.put(job)
-        for name, jobs in self._queues.items():
-            for n in range(min(self._limits[name], jobs.qsize())):
-                thread = threading.Thread(target=self._work, args=(jobs,), name=f"sysmobench-ask-{name}-{n}",
-                                          daemon=True)
-                thread.start()
-                self._threads.append(thread)
-        if not self._threads:
+        by_model: dict[str, list[Job]] = {}
+        for job in self._jobs:
+            by_model.setdefault(job.source.name, []).append(job)
+            self._notes[job] = job.source.reserve(job.task, job.sample)
+        for name, jobs in by_model.items():
+            limit = jobs[0].source.client.config.max_connections or self._connections
+            pool = ThreadPoolExecutor(max_workers=min(limit, len(jobs)), thread_name_prefix=f"sysmobench-ask-{name}")
+            self._pools.append(pool)
+            for job in jobs:
+                future = pool.submit(self._run, job)
+                future.add_done_callback(lambda done, job=job: self._cancelled(done, job))
+                self._futures.append(future)
+        if not self._futures:
             self.progress.finished = time.monotonic()
         return self
 
     def stop(self) -> None:
-        """Nothing more is sent; what is in flight finishes (or dies with the process), and a
-        cell whose answer was not asked asks itself."""
-        self._stopped.set()
-        for jobs in self._queues.values():
-            for job in _drained(jobs):
-                self._release(job)
+        """Nothing more is sent: what waits is cancelled (its cell asks itself) and what is in
+        flight finishes, within the model's own timeout."""
+        for pool in self._pools:
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Whether every job is done within ``timeout`` seconds."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        for thread in self._threads:
-            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        return not any(t.is_alive() for t in self._threads)
+        return not wait(self._futures, timeout).not_done
 
     @property
     def busy(self) -> bool:
         return self.progress.finished is None
 
-    def _work(self, jobs: queue.SimpleQueue[Job]) -> None:
-        while not self._stopped.is_set():
-            try:
-                job = jobs.get_nowait()
-            except queue.Empty:
-                return
-            self._run(job)
+    def _cancelled(self, future: Future[None], job: Job) -> None:
+        if future.cancelled():
+            self._release(job)
+            self._count("cancelled")
+
+    def _release(self, job: Job) -> None:
+        with self._lock:
+            note = self._notes.pop(job, None)
+        if note is not None:
+            note.unlink(missing_ok=True)
 
     def _run(self, job: Job) -> None:
         with self._lock:
             self.progress.in_flight += 1
+        note = self._notes.get(job)
+        if note is not None:
+            asking_since(note)
         outcome, requests, cost = "failed", 0, 0.0
         try:
             _, entries = job.source.conversation(job.task, job.sample, ahead=True)
@@ -139,19 +132,16 @@ class Prefetcher:
         finally:
             self._release(job)
             with self._lock:
-                progress = self.progress
-                progress.in_flight -= 1
+                self.progress.in_flight -= 1
+            self._count(outcome, requests, cost)
+
+    def _count(self, outcome: str, requests: int = 0, cost: float = 0.0) -> None:
+        with self._lock:
+            progress = self.progress
+            if outcome != "cancelled":
                 setattr(progress, outcome, getattr(progress, outcome) + 1)
-                progress.requests += requests
-                progress.cost_usd += cost
-                self._left -= 1
-                if self._left == 0:
-                    progress.finished = time.monotonic()
-
-
-def _drained(jobs: queue.SimpleQueue[Job]) -> Iterator[Job]:
-    while True:
-        try:
-            yield jobs.get_nowait()
-        except queue.Empty:
-            return
+            progress.requests += requests
+            progress.cost_usd += cost
+            self._left -= 1
+            if self._left == 0:
+                progress.finished = time.monotonic()

@@ -413,11 +413,46 @@ def test_an_interrupted_sweep_resumes_asking_only_what_is_missing(bench: pytest.
     assert first.returncode == 2, out  # interrupted
     asked = model_server.count("tiny")
     stored = len(list((bench.path / ".sysmobench" / "answers").glob("*/*.json")))
-    assert 4 <= stored < 12 and asked <= stored + 3  # what was in flight (two ahead, one a cell's) died with it
+    assert 4 <= stored < 12 and asked <= stored + 3  # at most what was in flight (two ahead, one a cell's) is lost
     second = bench.runpytest_subprocess(*args[3:])
     second.assert_outcomes(passed=12, deselected=36)
     assert model_server.count("tiny") - asked == 12 - stored  # only what was missing
     assert len(list((bench.path / ".sysmobench" / "answers").glob("*/*.json"))) == 12
+
+
+@pytest.mark.parametrize("asked_for_s", [None, 0.5, 10_000.0])
+def test_a_cell_waits_for_an_answer_asked_ahead_only_as_long_as_a_request_can_take(
+        model_server: LocalModelServer, tmp_path: Path, asked_for_s: float | None) -> None:
+    """A cell whose answer a sweep of its run is asking for waits for it (here the sweep stores
+    it), but not for a request asked longer ago than every attempt could take (an asker that
+    died): then the cell asks itself.  A sweep that has not started asking is waited for."""
+    import threading
+
+    from pytest_sysmobench.answers import AnswerStore, asking_since
+    from pytest_sysmobench.llm import Client, ModelConfig
+
+    model_server.respond(lambda body: Reply.text("the cell's"))
+    config = ModelConfig("tiny", "openai/tiny", api_base=model_server.base_url, timeout_s=2, attempts=1,
+                         backoff_s=0.01, max_backoff_s=1)
+    client = Client(config, tmp_path / "cool")
+    store, sweep = AnswerStore(tmp_path / "answers", run_id="run-1"), AnswerStore(tmp_path / "answers", run_id="run-1")
+    note = store.reserve(client, "prompt", 0, "spec")
+    assert note is not None
+    if asked_for_s is not None:
+        asking_since(note)
+        since = float(note.read_text().splitlines()[1])
+        note.write_text(f"run-1\n{since - asked_for_s}")
+    ahead = threading.Timer(1.0, lambda: sweep.answer(client, "prompt", 0, "spec", ahead=True))
+    started = time.monotonic()
+    ahead.start()
+    answer, _ = store.answer(client, "prompt", 0, "spec")
+    waited = time.monotonic() - started
+    ahead.join()
+    assert answer.text == "the cell's" and model_server.count("tiny") == 1  # asked once, by one of them
+    if asked_for_s == 10_000.0:  # given up on at once (3 s of patience): the cell asked, the sweep found it
+        assert waited < 0.9 and store.stats.requests == 1
+    else:  # waited for the sweep, which asked a second later
+        assert waited >= 0.9 and store.stats.requests == 1
 
 
 def test_a_429_with_retry_after_is_waited_out(model_server: LocalModelServer, tmp_path: Path) -> None:

@@ -33,13 +33,16 @@ BOUND_LABEL = "work bound"
 CELL_BUDGET_SLACK_S = 1.0
 
 
-#: Each phase's module of bounds and marks, named after the spec's module.
-_MODULE_SUFFIX = {"runtime": "Work", "conformance": "P3Work", "invariants": "P4Work"}
+#: The modules the phases write beside a spec, named after the spec's module: each phase's module
+#: of bounds and marks (named after the phase), P2's run and its depth bound, P4's canonical
+#: templates and the module that checks them through the mapping.
+_MODULE_SUFFIX = {"runtime": "Work", "conformance": "P3Work", "invariants": "P4Work",
+                  "run": "Run", "bound": "Bound", "canon": "Canon", "check": "Check"}
 
 
-def module_name(spec_module: str, phase: str) -> str:
-    """The name of a phase's module of bounds and marks, beside a spec module."""
-    return f"{spec_module}_Sysmo{_MODULE_SUFFIX[phase]}"
+def module_name(spec_module: str, role: str) -> str:
+    """The name of a module the benchmark writes beside a spec module (``_MODULE_SUFFIX``)."""
+    return f"{spec_module}_Sysmo{_MODULE_SUFFIX[role]}"
 
 
 def module_files(spec_module: str, phase: str) -> dict[str, str]:

@@ -63,14 +63,6 @@ BOUNDED_NOTE = "work bound reached"
 TRACE_PREVIEW = 12
 
 
-def canon_module_name(task: Task) -> str:
-    return f"{task.module}_SysmoCanon"
-
-
-def check_module_name(task: Task) -> str:
-    return f"{task.module}_SysmoCheck"
-
-
 def canon_module(task: Task, templates: Sequence[InvariantTemplate] | None = None, constraint: bool = True,
                  modelled: Sequence[str] = (), moving: Sequence[str] = ()) -> str:
     """The templates over the canonical vocabulary, in a module of their own (with the state read
@@ -93,7 +85,8 @@ def canon_module(task: Task, templates: Sequence[InvariantTemplate] | None = Non
         within = [f"({task.invariants.constraint})" if constraint and task.invariants.constraint else "",
                   f"({task.invariants.reach})"]
         lines.append(f"{WITHIN} ==\n    " + " /\\ ".join(w for w in within if w))
-    return modules.module(canon_module_name(task), "\n\n".join(lines), ("Naturals", "Integers", "Sequences", "FiniteSets", "TLC"))
+    return modules.module(_work.module_name(task.module, "canon"), "\n\n".join(lines),
+                          ("Naturals", "Integers", "Sequences", "FiniteSets", "TLC"))
 
 
 def task_problem(ctx: CellContext) -> str | None:
@@ -109,7 +102,7 @@ def task_problem(ctx: CellContext) -> str | None:
 
 def _task_parse_problem(ctx: CellContext, text: str) -> str | None:
     task = ctx.task
-    name = canon_module_name(task)
+    name = _work.module_name(task.module, "canon")
     workdir = ctx.job_dir("invariants", "task")
 
     def problem(module_text: str) -> str | None:
@@ -159,7 +152,8 @@ def check_module(task: Task, mapping: Mapping, mark: str, templates: Sequence[In
                  constraint: bool = True, extends: Sequence[str] = (), history: Sequence[str] = (),
                  traced: _Traced | None = None, moving: Sequence[str] = ()) -> str:
     reader = _Reader(task, mapping)
-    lines = [*history, f"SysmoCanon == INSTANCE {canon_module_name(task)} WITH\n    {mapping.substitutions()}",
+    canon = _work.module_name(task.module, "canon")
+    lines = [*history, f"SysmoCanon == INSTANCE {canon} WITH\n    {mapping.substitutions()}",
              *reader.lines()]
     templates = task.templates if templates is None else templates
     lines += [f"{PREFIX}{t.name} == " + (reader.state_level(t.name, task.variables_read(t)) if t.kind == "safety"
@@ -169,7 +163,7 @@ def check_module(task: Task, mapping: Mapping, mark: str, templates: Sequence[In
     lines += work_lines(task, mark) + reach_lines(templates, mark, reader) + moved_lines(moving, mark, reader)
     if traced is not None:
         lines += traced.lines(task, mapping, mark, reader)
-    return modules.module(check_module_name(task), "\n".join(lines), tuple(extends) or (task.module,))
+    return modules.module(_work.module_name(task.module, "check"), "\n".join(lines), tuple(extends) or (task.module,))
 
 
 @dataclass(frozen=True)
@@ -193,7 +187,8 @@ class _Reader:
             return []
         given = {name: f"SysmoArg_{name}" for name in self.built}
         readings = {v.canonical: v.reading() for v in self.mapping.variables}
-        return [f"SysmoCanonAt({', '.join(given.values())}) == INSTANCE {canon_module_name(self.task)} WITH\n    "
+        canon = _work.module_name(self.task.module, "canon")
+        return [f"SysmoCanonAt({', '.join(given.values())}) == INSTANCE {canon} WITH\n    "
                 f"{self.mapping.substitutions(given)}",
                 *(f"SysmoMapped_{name} == {readings[name]}" for name in self.built)]
 
@@ -283,7 +278,7 @@ class _Traced:
         return [
             f"SysmoTracedFull == <<{', '.join(self.full)}>>",
             f"SysmoTracedKeyOf == <<{', '.join(map(str, self.key_of))}>>",
-            f"SysmoTracedAt(sysmo_t) == INSTANCE {canon_module_name(task)} WITH\n    "
+            f"SysmoTracedAt(sysmo_t) == INSTANCE {_work.module_name(task.module, 'canon')} WITH\n    "
             + mapping.substitutions(variables, every=True),
             "SysmoTracedWithin == {SysmoTracedKeyOf[sysmo_k] : sysmo_k \\in "
             f"{{sysmo_k \\in 1..Len(SysmoTracedFull) : SysmoTracedAt(SysmoTracedFull[sysmo_k])!{WITHIN}}}}}",
@@ -455,7 +450,7 @@ def _trace_preview(result: TlcResult) -> list[str]:
 def translated_module(task: Task, definitions: list[tuple[str, str]], mark: str) -> str:
     """The check module for templates an evaluator restated over the spec's own names."""
     lines = [f"{PREFIX}{name} ==\n    {expr}" for name, expr in definitions] + work_lines(task, mark)
-    return modules.module(check_module_name(task), "\n".join(lines),
+    return modules.module(_work.module_name(task.module, "check"), "\n".join(lines),
                           (task.module, "Naturals", "Integers", "Sequences", "FiniteSets", "TLC"))
 
 
@@ -521,11 +516,12 @@ class _Checker:
             config = config.with_section("INVARIANT", [PREFIX + TRACED_LABEL.capitalize()], first=True)
         if traced is not None and traced.sample:
             config = config.with_section("INVARIANT", [PREFIX + SAMPLED_LABEL.capitalize()], first=True)
+        canon, check = _work.module_name(task.module, "canon"), _work.module_name(task.module, "check")
         checker = cls(ctx, {
-            f"{canon_module_name(task)}.tla": canon_module(task, templates, modelled.constraint,
-                                                           readings if traced is not None else (), moving),
-            f"{check_module_name(task)}.tla": check_module(task, mapping, work_mark(ctx), templates, modelled.constraint,
-                                                           ctx.mapping_extends(), history, traced, moving),
+            f"{canon}.tla": canon_module(task, templates, modelled.constraint,
+                                         readings if traced is not None else (), moving),
+            f"{check}.tla": check_module(task, mapping, work_mark(ctx), templates, modelled.constraint,
+                                         ctx.mapping_extends(), history, traced, moving),
         }, config)
         checker.reached = set()
         checker.moved = set()
@@ -579,7 +575,7 @@ class _Checker:
 
     def _tlc(self, job: str, config: Config, args: list[str],
              work_bound: Callable[[TlcResult], bool] | None = None) -> TlcRun:
-        module = check_module_name(self.task)
+        module = _work.module_name(self.task.module, "check")
         cfg_name = f"{module}.cfg"
         return self.ctx.tlc(self.ctx.job_dir("invariants", job), {**self.files, cfg_name: config.render()}, module,
                             ["-config", cfg_name, "-workers", "1", "-deadlock", *args], self.task.invariants.budget_s,
@@ -922,8 +918,8 @@ def _translated(ctx: CellContext, config: Config) -> tuple[_Checker, list[Templa
             "translations": {t.name: t.definition or f"rejected: {t.problem}" for t in translations},
             "task_constraint": "not applied: it speaks the canonical vocabulary and the spec has no mapping"
             if ctx.task.invariants.constraint else None}
-    checker = _Checker(ctx, {f"{check_module_name(ctx.task)}.tla": translated_module(ctx.task, usable, work_mark(ctx))},
-                       config)
+    check = _work.module_name(ctx.task.module, "check")
+    checker = _Checker(ctx, {f"{check}.tla": translated_module(ctx.task, usable, work_mark(ctx))}, config)
     return checker, rejected, info
 
 

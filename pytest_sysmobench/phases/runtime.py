@@ -38,14 +38,6 @@ CLEAN = frozenset({Verdict.OK})
 BOUND = "SysmoBound"
 
 
-def run_module_name(ctx: CellContext) -> str:
-    return f"{ctx.module}_SysmoRun"
-
-
-def bound_module_name(ctx: CellContext) -> str:
-    return f"{ctx.module}_SysmoBound"
-
-
 def bfs_mark(ctx: CellContext) -> str:
     return ctx.toolchain.cache.mark("runtime-bfs", ctx.spec_files(), ctx.task.runtime)
 
@@ -55,14 +47,14 @@ def run_modules(ctx: CellContext) -> dict[str, str]:
     modules of their own (Naturals and TLC) reached through named instances, so none of their
     names can meet the spec's, whatever the spec extends or defines."""
     settings = ctx.task.runtime
-    within = modules.module(bound_module_name(ctx), 'Within(depth, states) ==\n'
+    bound, run_name = _work.module_name(ctx.module, "bound"), _work.module_name(ctx.module, "run")
+    within = modules.module(bound, 'Within(depth, states) ==\n'
                             '    TLCGet("level") <= depth /\\ TLCGet("distinct") <= states', ("Naturals", "TLC"))
-    run = modules.module(run_module_name(ctx), f"SysmoLevels == INSTANCE {bound_module_name(ctx)}\n"
+    run = modules.module(run_name, f"SysmoLevels == INSTANCE {bound}\n"
                          f"{_work.instance_lines(_work.module_name(ctx.module, 'runtime'))}\n"
                          f"{BOUND} ==\n    /\\ SysmoWork!Within({settings.bfs_generated}, \"{bfs_mark(ctx)}\")\n"
                          f"    /\\ SysmoLevels!Within({settings.bfs_depth}, {settings.bfs_states})", (ctx.module,))
-    return {f"{bound_module_name(ctx)}.tla": within, **_work.module_files(ctx.module, "runtime"),
-            f"{run_module_name(ctx)}.tla": run}
+    return {f"{bound}.tla": within, **_work.module_files(ctx.module, "runtime"), f"{run_name}.tla": run}
 
 
 def runtime_config(ctx: CellContext) -> tuple[Config, list[str]]:
@@ -89,7 +81,7 @@ def _bfs(ctx: CellContext, config: Config) -> TlcResult:
     # the spec's; a successor the spec's own CONSTRAINT rules out first is not counted, and the
     # spec's time beyond that is its own (only the safety net stops it, and charges it).
     files = {**_files(ctx, config.with_section("CONSTRAINT", [BOUND])), **run_modules(ctx)}
-    run = ctx.tlc(ctx.job_dir("runtime", "bfs"), files, run_module_name(ctx), _tlc_args(ctx, ["-coverage", "1"]),
+    run = ctx.tlc(ctx.job_dir("runtime", "bfs"), files, _work.module_name(ctx.module, "run"), _tlc_args(ctx, ["-coverage", "1"]),
                   budget, work_bound=lambda result: _work.bound_reached(result, bfs_mark(ctx)))
     return run.result
 
