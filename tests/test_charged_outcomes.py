@@ -619,3 +619,22 @@ def test_a_mapping_expression_may_use_the_standard_modules_the_spec_does_not_ext
     own = spec.replace("vars ==", "Cardinality(S) == 0\n\nvars ==", 1)
     assert "FiniteSets" not in standard_modules_beside({"Spin.tla": own})
     assert "FiniteSets" in standard_modules_beside({"Spin.tla": spec})
+
+
+@pytest.mark.parametrize("threads", ['{"t1", "t2"}', "{a, b}"], ids=["two-threads", "model-values"])
+def test_a_cfg_with_fewer_threads_than_the_traces_does_not_escape_the_traced_states(scorer: Scorer, tmp_path: Path,
+                                                                                  threads: str) -> None:
+    """A spec whose TryLock records a lock() call never reaches the traced states where a thread
+    holds the lock through try_lock, and P4 is scaled by the traced states it reaches.  Its cfg
+    running two threads (or model values), where the traces ran three, must not take it out of
+    that count: P4 explores the traces' instance and scores what the three-thread cfg scores."""
+    case = ROOT / "tests" / "data" / "bad_inputs" / "print_forged_window_mark"
+    answer, cfg = (case / "answer.txt").read_text(), (case / "Spin.cfg").read_text()
+    mapping = yaml.safe_load((case / "mapping.yaml").read_text())
+    as_traced = _score(scorer, _replay(tmp_path / "three", answer, cfg, mapping))["invariants"]
+    smaller = _score(scorer, _replay(tmp_path / "fewer", answer, cfg.replace('{"t1", "t2", "t3"}', threads), mapping))
+    fewer = smaller["invariants"]
+    assert "traced_states" in as_traced.details and "instance" not in as_traced.details
+    assert fewer.score == pytest.approx(as_traced.score) and fewer.score < 0.7, fewer.reason
+    assert fewer.details["traced_states"] == as_traced.details["traced_states"]
+    assert fewer.details["instance"] == [f'Threads = {{"t1", "t2", "t3"}}, the traces\' instance (the cfg gave {threads})']

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping as TMapping, Sequence
 from ..cache import digest
 from ..mapping import CANON, ActionCall, ActionMap, Mapping
 from ..tla import modules
-from ..tla.cfg import Config, Section
+from ..tla.cfg import Config, Section, bound_name
 from ..tla.expressions import indented
 from ..tla.grammar import rename_references
 from ..tla.messages import TlcResult, Verdict
@@ -284,7 +284,7 @@ def constants_config(ctx: CellContext, mapping: Mapping, trace_constants: TMappi
     for section in ctx.config().sections:
         if section.canonical != "CONSTANT":
             continue
-        kept = [line for line in section.body.split("\n") if _bound_name(line) not in overrides]
+        kept = [line for line in section.body.split("\n") if bound_name(line) not in overrides]
         sections.append(Section(section.keyword, "\n".join(kept)))
     bindings = [f"    {n} = {v}" for n, v in overrides.items()]
     bindings += [f"    {name} <- SysmoConstant_{name}" for name, _ in mapping.spec_constants]
@@ -298,15 +298,6 @@ def constant_definitions(mapping: Mapping, trace_constants: TMapping[str, Any]) 
     each expression with the canonical constants replaced by the traces' values."""
     values = {name: constant_literal(value) for name, value in trace_constants.items()}
     return [f"SysmoConstant_{name} ==\n{indented(rename_references(expr, values))}" for name, expr in mapping.spec_constants]
-
-
-def _bound_name(line: str) -> str:
-    """The constant a cfg line binds (``N = 3`` or ``N <- Def``), else ''."""
-    text = line.strip()
-    for sep in ("<-", "="):
-        if sep in text:
-            return text.split(sep, 1)[0].strip()
-    return ""
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from ..tla.values import ValueParseError, format_value, parse_value, record_lite
 from ..traces import Corpus
 from . import _work
 from ._beyond import BEYOND_TRACES, beyond_traces
-from ._codec import MappingProblem, prepare_codec
+from ._codec import MappingProblem, constant_literal, prepare_codec
 from ._fields import stripped_state
 from ._context import CellContext, evaluator_failure, no_mapping
 from ._infer import given_or_inferred
@@ -313,6 +313,27 @@ def _renamed(value: Any, names: TMapping[str, Any]) -> Any:
     if isinstance(value, dict):
         return {names.get(k, k): _renamed(v, names) for k, v in value.items()}
     return value
+
+
+def traced_instance(config: Config, mapping: Mapping, constants: TMapping[str, Any]) -> tuple[Config, list[str]]:
+    """The cfg with each set of processes it gives another size (or values no trace has, as
+    model values) set to the traces' own: P4 explores the instance of the system that ran, so a
+    cfg cannot make a spec's exploration smaller than the traces (and skip the traced states it
+    is to reach) by running fewer threads or servers.  What was set, as the details say it."""
+    given = config.constants()
+    values: dict[str, str] = {}
+    for canonical, expr in mapping.constants:
+        value, name = constants.get(canonical), expr.strip()
+        if not isinstance(value, list) or name not in given:
+            continue
+        try:
+            mine = parse_value(given[name])
+        except ValueParseError:
+            mine = None
+        if not isinstance(mine, frozenset) or len(mine) != len(value):
+            values[name] = constant_literal(value)
+    notes = [f"{name} = {literal}, the traces' instance (the cfg gave {given[name]})" for name, literal in values.items()]
+    return config.with_constants(values), notes
 
 
 def traced_names(config: Config, mapping: Mapping, constants: TMapping[str, Any]) -> dict[str, Any] | None:
@@ -998,6 +1019,9 @@ def check_invariants(ctx: CellContext) -> PhaseResult:
         problem = _mapping_problem(ctx, mapping)
         if problem is not None:
             return _does_not_fit(problem, info)
+        if ctx.task.invariants.reach:
+            config, instance = traced_instance(config, mapping, ctx.corpus().constants)
+            info.update({"instance": instance} if instance else {})
         try:
             checker = _Checker.mapped(ctx, mapping, config, modelled)
         except MappingProblem as exc:

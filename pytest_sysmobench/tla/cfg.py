@@ -158,6 +158,20 @@ class Config:
                 found.update(_bindings(section.body))
         return found
 
+    def with_constants(self, values: Mapping[str, str]) -> Config:
+        """The cfg with these constants given these values instead (a line that bound one is
+        dropped; the new bindings come last, in a section of their own)."""
+        if not values:
+            return self
+        sections = []
+        for section in self.sections:
+            if section.canonical == "CONSTANT":
+                kept = [line for line in section.body.split("\n") if bound_name(line) not in values]
+                section = Section(section.keyword, "\n".join(kept))
+            sections.append(section)
+        bindings = "".join(f"    {name} = {value}\n" for name, value in values.items())
+        return Config(self.preamble, (*sections, Section("CONSTANTS", "\n" + bindings)))
+
     def without(self, keywords: Iterable[str]) -> tuple[Config, list[str]]:
         drop = set(keywords)
         kept = tuple(s for s in self.sections if s.keyword not in drop)
@@ -175,6 +189,15 @@ class Config:
             return self
         added = (Section(keyword, f" {listed}\n"),)
         return Config(self.preamble, added + self.sections if first else self.sections + added)
+
+
+def bound_name(line: str) -> str:
+    """The constant a cfg line binds (``N = 3`` or ``N <- Def``), else ''."""
+    text = line.strip()
+    for sep in ("<-", "="):
+        if sep in text:
+            return text.split(sep, 1)[0].strip()
+    return ""
 
 
 _BINDING = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(<-|=)")
