@@ -267,8 +267,10 @@ def test_a_mapping_that_cannot_represent_the_traces_is_charged_once_in_p3(scorer
     assert conformance.status is Status.FAILED and conformance.score is not None and conformance.score < 1.0
     assert "cannot represent under its mapping" in conformance.reason and "trace states" in conformance.reason
     assert invariants.status is Status.PASSED and invariants.score == 1.0, invariants.reason
-    # P4 asks only for the traced states the round trip can represent: the others were P3's charge.
-    assert invariants.details["traced_states"] == "8 of 8"
+    # P4 asks only for the traced states the round trip can represent (some of the 79), and the
+    # spec reaches them all: the others were P3's charge.
+    reached, asked = map(int, invariants.details["traced_states"].split(" of "))
+    assert reached == asked and 0 < asked < 79, invariants.details["traced_states"]
 
 
 def test_a_mapping_that_lies_about_the_spec_cannot_make_a_broken_spec_pass_p4(scorer: Scorer, tmp_path: Path) -> None:

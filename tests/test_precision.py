@@ -15,15 +15,19 @@ from hypothesis import strategies as st
 
 from pytest_sysmobench import Status, composite, load_task
 from pytest_sysmobench.phases._beyond import _trace_value
+from pytest_sysmobench.phases._precision import pre_states
 from pytest_sysmobench.phases.invariants import _renamed
 from pytest_sysmobench.sources import MutantSource, ReferenceSource, ReplaySource, UnknownModel, resolve_source
 from pytest_sysmobench.sources._floor import FloorSource
 from pytest_sysmobench.session import Scorer
 from pytest_sysmobench.tla.values import parse_value, tla_literal
+from pytest_sysmobench.traces import load_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT / "data" / "traces"
 SPIN = load_task(ROOT / "tasks" / "spin")
+#: The distinct states spin's traces show: P3's extra-step check asks a spec's steps from each.
+TRACED = len(pre_states(load_corpus(TRACES / "spin", SPIN), frozenset()))
 RING = load_task(ROOT / "tasks" / "ringbuffer")
 
 #: The spin lock in the task's own names, exactly as the traces show it.
@@ -91,8 +95,8 @@ def test_the_exact_spec_takes_no_step_the_system_cannot(scorer: Scorer, tmp_path
     cell = scorer.cell(SPIN, _spin(tmp_path, EXACT_SPIN))
     result = cell.result("conformance")
     assert result.status is Status.PASSED and result.score == 1.0, result.reason
-    assert result.details["precision"]["states"] == 32
-    assert all(a["precision"]["precise"] == 32 for a in result.details["actions"].values())
+    assert result.details["precision"]["states"] == TRACED
+    assert all(a["precision"]["precise"] == TRACED for a in result.details["actions"].values())
     assert "takes no step the system cannot" in result.reason
 
 
@@ -108,8 +112,8 @@ def test_a_spec_that_allows_more_than_the_system_loses_p3(scorer: Scorer, tmp_pa
                                                           extra: set[str], says: str) -> None:
     result = scorer.cell(SPIN, _spin(tmp_path, text)).result("conformance")
     assert result.status is Status.FAILED, result.reason
-    flagged = {name for name, a in result.details["actions"].items() if a["precision"]["precise"] < 32}
-    if result.details["precision"]["other_steps"]["precise"] < 32:
+    flagged = {name for name, a in result.details["actions"].items() if a["precision"]["precise"] < TRACED}
+    if result.details["precision"]["other_steps"]["precise"] < TRACED:
         flagged.add("(steps of no action)")
     assert flagged == extra, result.reason
     assert says in result.reason
@@ -142,7 +146,7 @@ def test_an_inert_spec_scores_near_its_syntax_credit(scorer: Scorer, tmp_path: P
     assert runtime.score == pytest.approx(1 / 5) and sorted(runtime.details["inert"]) == \
         ["Acquire", "Lock", "TryLock", "Unlock"], runtime.reason
     assert "inert" in runtime.reason
-    assert invariants.details["traced_states"] == "1 of 32", invariants.reason
+    assert invariants.details["traced_states"] == f"1 of {TRACED}", invariants.reason
     assert composite(results) < 0.2
 
 
@@ -197,7 +201,7 @@ def test_a_mapping_declares_a_canonical_action_absent_though_the_spec_has_an_ope
     assert took["passed"] == 0 and "its mapping declares it absent" in took["error"], took
     # The spec's own TryLock (idle to spinning, request unchanged) is a step of no action the
     # system never takes.
-    assert conformance.details["precision"]["other_steps"]["precise"] < 32, conformance.details
+    assert conformance.details["precision"]["other_steps"]["precise"] < TRACED, conformance.details
     assert "TryLock absent" in conformance.details["mapping"]
     taken = scorer.cell(SPIN, mapped("named", "")).result("runtime")
     assert "TryLock" not in taken.details["not_in_spec"], taken.reason
@@ -285,7 +289,7 @@ def test_an_inert_spec_does_not_keep_p4_by_reaching_one_state_and_a_renamed_cfg_
         scorer: Scorer, tmp_path: Path) -> None:
     """The traced states' threads t1..t3 are records/spin's "a".."c" (its cfg): every one reached."""
     foreign = scorer.cell(SPIN, ReplaySource(ROOT / "tests" / "data" / "foreign" / "records")).result("invariants")
-    assert foreign.status is Status.PASSED and foreign.details["traced_states"] == "32 of 32", foreign.reason
+    assert foreign.status is Status.PASSED and foreign.details["traced_states"] == f"{TRACED} of {TRACED}", foreign.reason
 
 
 @pytest.mark.parametrize(("floor", "expected"), [("noop", {"runtime": 0.2, "conformance": 0.0, "invariants": 0.0}),
@@ -376,7 +380,7 @@ def test_the_whole_trace_diagnostic_shares_the_precision_run_and_says_what_its_o
     assert together.details["traces"] == alone.details["traces"]
     assert {t["verdict"] for t in together.details["traces"]} == {"OK"}
     assert all(t["accepted_prefix"] > 1 for t in together.details["traces"]), together.details["traces"]
-    assert together.score == 1.0 and together.details["precision"]["other_steps"]["precise"] == 32, together.reason
+    assert together.score == 1.0 and together.details["precision"]["other_steps"]["precise"] == TRACED, together.reason
     if shared:
         assert checks == ["Spin_SysmoPrec", "Spin_SysmoWin"]
     else:

@@ -58,7 +58,7 @@ BREAKAGES = [
     ("spin", "A15", [("    /\\ UNCHANGED callType\n", "")], []),
     # A cfg the model wrote without the task's constant: bound as the task binds it, under the
     # spec's own name for it where the mapping gives one (locksvc's Procs is the task's Clients).
-    ("spin", "A4", [], [('CONSTANT Threads = {"t1", "t2", "t3"}\n', "")]),
+    ("spin", "A4", [], [('CONSTANT Threads = {"t1", "t2", "t3", "t4"}\n', "")]),
     ("locksvc", "A4", [], [('CONSTANT Procs = {"c1", "c2", "c3"}\n', "")]),
     ("zookeeper", "A8", [("Spec == Init /\\ [][Next]_vars\n", "")], []),
     ("spin", "A3", [("vars == <<lock, pc, callType>>", "vars == <<lock, pc, kind>>")], []),
@@ -102,7 +102,7 @@ def test_a_reference_broken_one_way_repairs_back_to_the_reference(scorer: Scorer
     if rule == "A4":
         assert (repair.spec, manifest["cfg_edited"]) == (broken, True)
         assert repair.cfg is not None and repair.cfg.rstrip().endswith('= {"c1", "c2", "c3"}' if task_name == "locksvc"
-                                                                        else '= {"t1", "t2", "t3"}')
+                                                                        else '= {"t1", "t2", "t3", "t4"}')
     if rule == "A8":
         assert manifest["intent"]["changed_definitions"] == ["Spec"]
     if rule == "A9":  # the cfg names what the reference's does (its INIT kept, where it had one)

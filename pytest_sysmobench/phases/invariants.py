@@ -330,10 +330,15 @@ def traced_instance(config: Config, mapping: Mapping, constants: TMapping[str, A
             mine = parse_value(given[name])
         except ValueParseError:
             mine = None
-        if not isinstance(mine, frozenset) or len(mine) != len(value):
+        if not isinstance(mine, frozenset) or len(mine) != len(value) or not all(_plain(v) for v in mine):
             values[name] = constant_literal(value)
     notes = [f"{name} = {literal}, the traces' instance (the cfg gave {given[name]})" for name, literal in values.items()]
     return config.with_constants(values), notes
+
+
+def _plain(value: Any) -> bool:
+    """A value a trace names a process by: a string or a number (never a model value)."""
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
 def traced_names(config: Config, mapping: Mapping, constants: TMapping[str, Any]) -> dict[str, Any] | None:
@@ -352,8 +357,7 @@ def traced_names(config: Config, mapping: Mapping, constants: TMapping[str, Any]
             mine = parse_value(text) if text is not None else None
         except ValueParseError:
             return None
-        if not isinstance(mine, frozenset) or len(mine) != len(value) \
-                or not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in (*mine, *value)):
+        if not isinstance(mine, frozenset) or len(mine) != len(value) or not all(map(_plain, (*mine, *value))):
             return None
         if all(isinstance(v, str) for v in (*mine, *value)):
             names.update(zip(sorted(map(str, value)), sorted(map(str, mine))))
@@ -666,10 +670,11 @@ class _Unparsable(Exception):
 
 def _type_violation(result: TlcResult) -> str:
     """Which variable left its declared type, and with what value, as the type template printed it."""
-    prefix = f'<<"{TYPE_MARK}", "'
+    head = f'"{TYPE_MARK}", "'
     for text in _work.marked_texts(result, TYPE_MARK):
-        if text.startswith(prefix):
-            name, _, value = text[len(prefix):].partition('", ')
+        body = text.removeprefix("<<").strip()  # a long value makes TLC break the tuple: << "mark", ...
+        if body.startswith(head):
+            name, _, value = body[len(head):].partition('", ')
             return f"{name} = {value.removesuffix('>>').strip()} is outside the type the task declares for {name}"
     return result.summary()
 

@@ -2,7 +2,7 @@
 //! 0.4.9, parking_lot_core 0.9.3) under contention and print it as NDJSON in the canonical
 //! vocabulary of `tasks/mutex/task.yaml`.
 //!
-//! Three real OS threads (t1, t2, t3) start together on a Barrier and run a seeded workload of
+//! Four real OS threads (t1 to t4) start together on a Barrier and run a seeded workload of
 //! `lock()` and `try_lock()` calls on one `parking_lot::Mutex<u64>`; every guard is released
 //! either by dropping it (`unlock`) or by `MutexGuard::unlock_fair` (a fair unlock, which hands
 //! the lock directly to a parked waiter). parking_lot is used as shipped: no instrumentation
@@ -23,7 +23,7 @@ use std::time::Instant;
 const HARNESS: &str = "mutex-trace 1";
 const CRATE: &str = "parking_lot 0.12.1 (lock_api 0.4.9, parking_lot_core 0.9.3)";
 const PROG: &str = "mutex-trace";
-const THREADS: [&str; 3] = ["t1", "t2", "t3"];
+const THREADS: [&str; 4] = ["t1", "t2", "t3", "t4"];
 const N: usize = THREADS.len();
 
 /// Workload shape (percent / busy-work units).
@@ -571,8 +571,8 @@ mod tests {
         let s = MutexModel::step(&MutexModel::init(), 1, Action::Lock).unwrap().to_json();
         assert_eq!(
             s,
-            "{\"locked\":false,\"pc\":{\"t1\":\"idle\",\"t2\":\"waiting\",\"t3\":\"idle\"},\
-             \"request\":{\"t1\":\"none\",\"t2\":\"lock\",\"t3\":\"none\"}}"
+            "{\"locked\":false,\"pc\":{\"t1\":\"idle\",\"t2\":\"waiting\",\"t3\":\"idle\",\"t4\":\"idle\"},\
+             \"request\":{\"t1\":\"none\",\"t2\":\"lock\",\"t3\":\"none\",\"t4\":\"none\"}}"
         );
     }
 }

@@ -1,7 +1,7 @@
 //! spin-trace: capture a trace of the REAL `spin::mutex::SpinMutex` (spin 0.9.5) under contention
 //! and print it as NDJSON in the canonical vocabulary of `tasks/spin/task.yaml`.
 //!
-//! Three real OS threads (t1, t2, t3) start together on a Barrier and run a seeded workload of
+//! Four real OS threads (t1 to t4) start together on a Barrier and run a seeded workload of
 //! `lock()` and `try_lock()` calls on one `SpinMutex<u64>`. Every operation is stamped with a global
 //! `AtomicU64::fetch_add(1, SeqCst)` sequence number just before (invocation) and just after
 //! (response) the atomic step it stands for. After the threads join, the events are linearized:
@@ -18,7 +18,7 @@ use std::time::Instant;
 const HARNESS: &str = "spin-trace 1";
 const CRATE: &str = "spin 0.9.5";
 const PROG: &str = "spin-trace";
-const THREADS: [&str; 3] = ["t1", "t2", "t3"];
+const THREADS: [&str; 4] = ["t1", "t2", "t3", "t4"];
 const N: usize = THREADS.len();
 
 /// Workload shape (percent / busy-work units). Chosen so that traces show failed try_locks,
@@ -395,8 +395,8 @@ mod tests {
     fn json_shape() {
         assert_eq!(
             SpinModel::step(&SpinModel::init(), 1, Action::Lock).unwrap().to_json(),
-            "{\"locked\":false,\"pc\":{\"t1\":\"idle\",\"t2\":\"spinning\",\"t3\":\"idle\"},\
-             \"request\":{\"t1\":\"none\",\"t2\":\"lock\",\"t3\":\"none\"}}"
+            "{\"locked\":false,\"pc\":{\"t1\":\"idle\",\"t2\":\"spinning\",\"t3\":\"idle\",\"t4\":\"idle\"},\
+             \"request\":{\"t1\":\"none\",\"t2\":\"lock\",\"t3\":\"none\",\"t4\":\"none\"}}"
         );
     }
 }
