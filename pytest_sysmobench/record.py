@@ -166,7 +166,7 @@ def _typed(value: JSON, declared: object) -> Any:
     kinds = _FIELD_TYPES[str(declared)]
     if isinstance(value, bool) and bool not in kinds:
         return _WRONG
-    if not isinstance(value, kinds):
+    if not isinstance(value, kinds) or (isinstance(value, float) and not math.isfinite(value)):
         return _WRONG
     if isinstance(value, (list, tuple)):
         return tuple(jsonable(v) for v in value if isinstance(v, Mapping))
@@ -200,9 +200,8 @@ class PhaseSummary:
     @classmethod
     def from_json(cls, data: Mapping[str, JSON], phase: str) -> PhaseSummary:
         status, charged_to, cause = _words(data)
-        details = data.get("details")
         return cls(phase, status, _score(data.get("score")), _text(data.get("reason")), charged_to, cause,
-                   dict(details) if isinstance(details, Mapping) else {})
+                   _object(data.get("details")) or {})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -297,7 +296,7 @@ class PhaseRecord:
         tools = data.get("tools")
         return cls(_text(data.get("task")), _text(data.get("model")), sample if isinstance(sample, int) else 0,
                    _text(data.get("phase")), status, _score(data.get("score")), _text(data.get("reason")),
-                   dict(details) if isinstance(details, Mapping) else {}, charged_to, cause,
+                   _object(details) or {}, charged_to, cause,
                    {str(k): v for k, v in tools.items() if isinstance(v, int)} if isinstance(tools, Mapping) else {},
                    Usage.of(data.get("generation")), _object(data.get("provenance")) or {},
                    RepairSummary.from_json(repair) if isinstance(repair, Mapping) else None,
@@ -322,7 +321,14 @@ def _words(data: Mapping[str, JSON]) -> tuple[Status, Charge, Cause | None]:
 
 
 def _score(value: JSON) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """A score as written, or None for anything that is no finite number."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        score = float(value)
+    except OverflowError:
+        return None
+    return score if math.isfinite(score) else None
 
 
 def _text(value: JSON) -> str:

@@ -16,8 +16,8 @@ from pytest_sysmobench.leaderboard.baseline import Tolerance, bless, compare
 from pytest_sysmobench.leaderboard.html import render
 from pytest_sysmobench.leaderboard.records import Board, PhaseCell
 from pytest_sysmobench.leaderboard.schema import problems
-from pytest_sysmobench.record import CellId, PhaseRecord, PhaseSummary, RepairSummary
-from pytest_sysmobench.scoring import PHASES, REPAIRED_PHASES, Cause, PhaseResult, RepairStatus, Status
+from pytest_sysmobench.record import CellId, PhaseRecord, PhaseSummary, RepairSummary, Usage
+from pytest_sysmobench.scoring import PHASES, REPAIRED_PHASES, Cause, Charge, PhaseResult, RepairStatus, Status
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = ROOT / "data" / "baselines" / "reference.json"
@@ -172,6 +172,38 @@ def test_any_json_reads_as_a_board_that_every_reader_can_use(data: Any) -> None:
     compare(board, board, Tolerance.parse("0"))
     for row in board.models:
         report.charges_line(row)
+
+
+USAGE_JSON = st.dictionaries(st.sampled_from([f.name for f in dataclasses.fields(Usage)] + ["stages", "command"]),
+                             JSON | st.lists(st.dictionaries(st.text(max_size=4), JSON, max_size=3), max_size=3))
+RECORD_JSON = st.dictionaries(st.sampled_from([f.name for f in dataclasses.fields(PhaseRecord)]), JSON) \
+    | st.fixed_dictionaries({"phase": st.sampled_from(PHASES), "status": st.sampled_from(list(Status)) | JSON,
+                             "generation": USAGE_JSON})
+
+
+@given(USAGE_JSON)
+def test_any_usage_reads_as_typed_fields_and_reads_back_as_itself(data: dict[str, Any]) -> None:
+    """A usage blob from anywhere keeps only what has a board field's type, and what it keeps
+    is written and read back unchanged, through a file too."""
+    usage = Usage.of(data)
+    if usage is None:
+        return
+    written = usage.to_json()
+    assert set(written) <= set(data) | {"cost_usd", "exit_code", "usage_reported"}
+    assert Usage.of(written) == usage == Usage.of(json.loads(json.dumps(written)))
+
+
+@given(RECORD_JSON)
+@example({"score": float("nan"), "details": {"x": float("inf")}, "sample": 10**400, "status": "passed"})
+@example({"score": 10**400, "generation": {"seconds": float("nan"), "attempts": [{"a": 1}, 3]}})
+def test_any_record_a_report_carries_reads_back_as_the_same_typed_record(data: dict[str, Any]) -> None:
+    """What crosses from a worker is read typed on the controller, whatever it holds: a status
+    or cause no outcome has reads as a fault of ours, never as a score of the spec's."""
+    record = PhaseRecord.from_json(data)
+    assert isinstance(record.status, Status) and isinstance(record.charged_to, Charge)
+    assert PhaseRecord.from_json(json.loads(json.dumps(record.to_json()))) == record
+    if Status.read(data.get("status")) is None:
+        assert record.status is Status.ERROR
 
 
 @pytest.mark.parametrize("junk", [None, 3, "board", [], [{"cells": []}], {"cells": "many"}])
