@@ -200,7 +200,7 @@ class PhaseSummary:
     @classmethod
     def from_json(cls, data: Mapping[str, JSON], phase: str) -> PhaseSummary:
         status, charged_to, cause = _words(data)
-        return cls(phase, status, _score(data.get("score")), _text(data.get("reason")), charged_to, cause,
+        return cls(phase, status, real(data.get("score")), _text(data.get("reason")), charged_to, cause,
                    _object(data.get("details")) or {})
 
 
@@ -277,15 +277,11 @@ class PhaseRecord:
                                    cause=self.cause or Cause.HARNESS)
 
     def to_json(self) -> dict[str, JSON]:
-        data = jsonable({f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                         if f.name not in ("generation", "repair", "repaired")})
-        data["generation"] = self.generation.to_json() if self.generation is not None else None
-        for optional in ("repair", "repaired"):
-            value = getattr(self, optional)
-            if value is not None:
-                data[optional] = value.to_json()
-        if data["generation"] is None:
-            del data["generation"]
+        data = jsonable({f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in _PARTS})
+        for name in _PARTS:  # each typed part writes itself, and only when there is one
+            part = getattr(self, name)
+            if part is not None:
+                data[name] = part.to_json()
         return _ordered(data)
 
     @classmethod
@@ -295,7 +291,7 @@ class PhaseRecord:
         repair, repaired = data.get("repair"), data.get("repaired")
         tools = data.get("tools")
         return cls(_text(data.get("task")), _text(data.get("model")), sample if isinstance(sample, int) else 0,
-                   _text(data.get("phase")), status, _score(data.get("score")), _text(data.get("reason")),
+                   _text(data.get("phase")), status, real(data.get("score")), _text(data.get("reason")),
                    _object(details) or {}, charged_to, cause,
                    {str(k): v for k, v in tools.items() if isinstance(v, int)} if isinstance(tools, Mapping) else {},
                    Usage.of(data.get("generation")), _object(data.get("provenance")) or {},
@@ -305,6 +301,7 @@ class PhaseRecord:
 
 
 _ORDER = tuple(f.name for f in dataclasses.fields(PhaseRecord))
+_PARTS = ("generation", "repair", "repaired")
 
 
 def _ordered(data: dict[str, JSON]) -> dict[str, JSON]:
@@ -314,21 +311,22 @@ def _ordered(data: dict[str, JSON]) -> dict[str, JSON]:
 def _words(data: Mapping[str, JSON]) -> tuple[Status, Charge, Cause | None]:
     """A written outcome's status, charge and cause; a word no outcome has reads as a fault of ours."""
     status = Status.read(data.get("status")) or Status.ERROR
-    score = _score(data.get("score"))
+    score = real(data.get("score"))
     charged_to = Charge.read(data.get("charged_to")) or (Charge.SPEC if score is not None else Charge.BENCHMARK)
     cause = Cause.read(data.get("cause"))
     return status, charged_to, cause
 
 
-def _score(value: JSON) -> float | None:
-    """A score as written, or None for anything that is no finite number."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
+def real(value: JSON, upper: float | None = 1.0) -> float | None:
+    """A finite number in [0, upper] as written (an int stays an int, so that a board reads back
+    as it was written); anything else is unknown."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:
-        score = float(value)
-    except OverflowError:
+        finite = math.isfinite(value)
+    except OverflowError:  # an int no float can hold
         return None
-    return score if math.isfinite(score) else None
+    return value if finite and value >= 0 and (upper is None or value <= upper) else None
 
 
 def _text(value: JSON) -> str:

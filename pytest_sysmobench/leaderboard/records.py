@@ -12,11 +12,10 @@ tables, the CSV, the HTML page, the CI gate) take these records and trust their 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, TypeVar
 
-from ..record import KINDS, CellId, RepairSummary, Usage
+from ..record import KINDS, CellId, RepairSummary, Usage, real
 from ..scoring import PHASES, Cause, Charge, RepairStatus, Status
 from .charges import cell_charge, charge_of
 
@@ -605,18 +604,6 @@ def as_board(board: Board | Mapping[str, JSON]) -> Board:
 
 
 # ------------------------------------------------------------------ reading untrusted JSON
-
-
-def real(value: JSON, upper: float | None = 1.0) -> float | None:
-    """A finite number in [0, upper] as written (an int stays an int, so that a board reads back
-    as it was written); anything else is unknown."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        finite = math.isfinite(value)
-    except OverflowError:  # an int no float can hold
-        return None
-    return value if finite and value >= 0 and (upper is None or value <= upper) else None
 
 
 def count(value: JSON) -> int | None:
