@@ -192,6 +192,14 @@ class Codec:
                 items.append(Observed(f.canonical, f"SysmoAbs_{f.canonical}'", seen, "\\subseteq"))
         return items
 
+    def assigned(self, record: str) -> list[str]:
+        """The reached state's directly mapped spec variables, set from the record *before* the
+        spec's step is evaluated.  They are the same equalities ``observed`` checks after it, but
+        TLC then checks the step against them instead of enumerating every step the spec may
+        take and discarding those that differ: a spec that may step anywhere costs a window one
+        state, not thousands that no work bound counts."""
+        return [f"{s.var}' = {record}.{s.var}" for s in self.mapping.spec_state() if s.translate is not None]
+
     def uncovered(self) -> list[str]:
         covered = {s.var for s in self.mapping.spec_state()}
         return [v for v in self.spec_variables if v not in covered]

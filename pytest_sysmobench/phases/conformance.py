@@ -110,7 +110,10 @@ def _action_step(ctx: CellContext, codec: Codec, action: str, arity: int, neares
           /\\ SysmoPostOk
           /\\ PrintT(<<"SYSMO_MARK", sysmo_w>>)""") if not nearest else """
           /\\ PrintT(<<"SYSMO_MARK", "nearest", SysmoShown, SysmoWrong>>)"""
-    branches = [f"""/\\ ~sysmo_main
+    # Where the action's step must reach the window's post-state itself, that state is set
+    # first and the spec's step checked against it (``Codec.assigned``).
+    first = "" if nearest or amap.after else "\n          /\\ SysmoPostFirst"
+    branches = [f"""/\\ ~sysmo_main{first}
           /\\ {step}
           /\\ sysmo_main' = TRUE""" + reached]
     if amap.before:
@@ -131,6 +134,8 @@ def _spec_next(ctx: CellContext) -> list[str]:
 def _post_ok(codec: Codec, also: str = "") -> str:
     """Whether the state reached reads, under the mapping, as window ``sysmo_w``'s post-state."""
     return f"""
+SysmoPostFirst ==
+        /\\ {conj(codec.assigned("SysmoPost[sysmo_w]"), "        ")}
 SysmoPostOk ==
         /\\ {conj(codec.bind("SysmoPost[sysmo_w]", True, "SysmoPre[sysmo_w]"), "        ")}{also}"""
 
@@ -218,6 +223,7 @@ SysmoTraceInit ==
     /\\ PrintT(<<"SYSMO_MARK", sysmo_t, 1>>)
 SysmoTraceNext ==
     /\\ sysmo_ti < SysmoLengths[sysmo_t]
+    /\\ {conj(codec.assigned(f"{trace}[sysmo_ti + 1]"))}
     /\\ {ctx.next_action() or "Next"}
     /\\ {conj(codec.bind(f"{trace}[sysmo_ti + 1]", True, f"{trace}[sysmo_ti]"))}
     /\\ sysmo_ti' = sysmo_ti + 1

@@ -22,6 +22,7 @@ declared types, keeps the other templates from holding vacuously on values they 
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping as TMapping, Sequence
 
@@ -514,6 +515,9 @@ class _Checker:
         self.corpus: Corpus | None = None
         #: Whether some run stopped at the work bound: the BFS did not explore everything.
         self.bounded = False
+        #: The most successors a bounded run generated per state it explored (TLC's counts, the
+        #: same on every machine): a simulation step generates as many.
+        self.branching = 1.0
 
     @classmethod
     def mapped(cls, ctx: CellContext, mapping: Mapping, config: Config, modelled: _Modelled) -> _Checker:
@@ -582,7 +586,9 @@ class _Checker:
                 elif self.sampled is not None and isinstance(value, tuple) and len(value) == 3 \
                         and value[1] == SAMPLED_LABEL:
                     self.sampled.setdefault(format_value(value[2]), value[2])
-        self.bounded = self.bounded or _work.bound_reached(run.result, self.mark)
+        if _work.bound_reached(run.result, self.mark):
+            self.bounded = True
+            self.branching = max(self.branching, _branching(run.result))
         if run.result.verdict is Verdict.INCOMPLETE and _work.bound_reached(run.result, self.mark):
             # The work bound ended it: a verdict on the explored part, as a finished run is.
             note = f"{BOUNDED_NOTE} ({run.result.states_generated} generated, {run.result.distinct_states} distinct)"
@@ -596,7 +602,16 @@ class _Checker:
         config, _ = self.unbounded.without({"INVARIANT"})
         config = config.with_section("INVARIANT", [PREFIX + n for n in names])
         return self._tlc(f"{job}-{seed}-{len(names)}", config,
-                         ["-simulate", f"num={settings.traces}", "-depth", str(settings.depth), "-seed", str(seed)]).result
+                         ["-simulate", f"num={self.behaviours()}", "-depth", str(settings.depth), "-seed", str(seed)]).result
+
+    def behaviours(self) -> int:
+        """How many seeded behaviours a simulation takes: the task's, or fewer where the spec
+        branches so widely that they would generate more than the work bound (each step of a
+        behaviour generates every successor of its state; a spec that may step anywhere would
+        otherwise simulate for minutes)."""
+        settings = self.task.invariants
+        affordable = settings.generated // max(1, math.ceil(settings.depth * self.branching))
+        return max(1, min(settings.traces, affordable))
 
     def _tlc(self, job: str, config: Config, args: list[str],
              work_bound: Callable[[TlcResult], bool] | None = None) -> TlcRun:
@@ -760,7 +775,7 @@ def _deeper(checker: _Checker, templates: Sequence[InvariantTemplate], outcomes:
             by_name[hit.name] = TemplateOutcome(
                 hit.name, hit.kind, "failed",
                 f"{hit.name} violated beyond the part the work bound let the BFS explore, in a seeded random "
-                f"behaviour (seed {seed} of {settings.simulations}, {settings.traces} behaviours of up to "
+                f"behaviour (seed {seed} of {settings.simulations}, {checker.behaviours()} behaviours of up to "
                 f"{settings.depth} steps): {result.summary()}", by_name[hit.name].states, _trace_preview(result))
             held.remove(hit)
     _premises_deeper(checker, held, by_name)
@@ -811,6 +826,12 @@ def _moved_deeper(checker: _Checker, held: list[InvariantTemplate], by_name: dic
                 f"{outcome.reason}; the variables it reads, which kept their first value within the BFS's work "
                 f"bound, move in a seeded random behaviour (seed {seed} of {settings.simulations}) that keeps it"))
             still.remove(template)
+
+
+def _branching(result: TlcResult) -> float:
+    """Successors generated per state explored (the states left on the queue were not)."""
+    explored = (result.distinct_states or 0) - (result.states_left or 0)
+    return (result.states_generated or 0) / explored if explored > 0 else 1.0
 
 
 def _moved_marks(marks: Sequence[Any]) -> set[str]:
