@@ -516,7 +516,7 @@ class _Checker:
         #: Whether some run stopped at the work bound: the BFS did not explore everything.
         self.bounded = False
         #: The most successors a bounded run generated per state it explored (TLC's counts, the
-        #: same on every machine): a simulation step generates as many.
+        #: same on every machine): a simulation step generates at most as many.
         self.branching = 1.0
 
     @classmethod
@@ -606,11 +606,11 @@ class _Checker:
 
     def behaviours(self) -> int:
         """How many seeded behaviours a simulation takes: the task's, or fewer where the spec
-        branches so widely that they would generate more than the work bound (each step of a
-        behaviour generates every successor of its state; a spec that may step anywhere would
-        otherwise simulate for minutes)."""
+        branches so widely that they would generate more than ``SIMULATED_GENERATED`` states
+        (each step of a behaviour generates every successor of its state; a spec that may step
+        anywhere would otherwise simulate for minutes)."""
         settings = self.task.invariants
-        affordable = settings.generated // max(1, math.ceil(settings.depth * self.branching))
+        affordable = SIMULATED_GENERATED // max(1, math.ceil(settings.depth * self.branching))
         return max(1, min(settings.traces, affordable))
 
     def _tlc(self, job: str, config: Config, args: list[str],
@@ -826,6 +826,12 @@ def _moved_deeper(checker: _Checker, held: list[InvariantTemplate], by_name: dic
                 f"{outcome.reason}; the variables it reads, which kept their first value within the BFS's work "
                 f"bound, move in a seeded random behaviour (seed {seed} of {settings.simulations}) that keeps it"))
             still.remove(template)
+
+
+#: The successor states one seeded simulation may generate, whatever the task's BFS bound (a
+#: few seconds of TLC on the 2-core machine): the task's behaviours x depth unless the spec
+#: branches so widely that they would generate more.
+SIMULATED_GENERATED = 5_000_000
 
 
 def _branching(result: TlcResult) -> float:
