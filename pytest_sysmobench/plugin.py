@@ -285,6 +285,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     config.stash[selection_key] = chosen.to_json()
     if hasattr(config, "workeroutput"):
         config.workeroutput[SELECTION_KEY] = config.stash[selection_key]
+        from .scheduling import costliest_first
+
+        costs = {task.name: task.cost_s for task in _state(config).tasks.tasks}
+        items[:] = costliest_first(items, lambda item: costs.get(case.cell.task) if (case := _case_of(item)) else None)
     elif not config.getoption("collectonly") and not _distributed(config):
         kept = set(map(id, items))
         _ask_ahead(config, [case.cell for item, case in cases if case is not None and id(item) in kept])

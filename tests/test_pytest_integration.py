@@ -103,6 +103,20 @@ def test_under_xdist_every_cell_stays_on_one_worker_and_every_record_is_json(mix
     assert len(workers) == 4 and all(len(w) == 1 for w in workers.values()), workers
 
 
+def test_under_xdist_the_costliest_cells_are_handed_out_first(mixed: pytest.Pytester) -> None:
+    """A worker takes the next cell when it is done, in collection order: the costliest last
+    would leave the other worker idle, so a worker's collection puts each task's cells by its
+    measured cost, costliest first (here against the alphabetical order)."""
+    for task, cost in (("spin", 99.0), ("mutex", 1.0)):
+        path = mixed.path / "tasks" / task / "task.yaml"
+        path.write_text(re.sub(r"(?m)^cost_s: .*$", f"cost_s: {cost}", path.read_text()))
+    result = mixed.runpytest_subprocess("benchmarks", "--sysmobench-models", "reference,replay:specs", "-p",
+                                        "no:cacheprovider", "--sysmobench-no-cache", "-m", "p1", "-n", "1", "-v")
+    ran = [line.split("test_phase[")[1].split("-")[0] for line in result.outlines
+           if line.startswith("[gw") and "test_phase[" in line]
+    assert ran == ["spin", "spin", "mutex", "mutex"], result.outlines
+
+
 def test_an_explicit_dist_mode_is_respected(mixed: pytest.Pytester) -> None:
     result = mixed.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", "-n", "2", "--dist", "each", "-k", "spin")
     # 'each' runs every item on every worker: the user asked for it, the plugin does not override it.
