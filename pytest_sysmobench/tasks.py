@@ -126,6 +126,26 @@ class InvariantTemplate:
     #: ``\A x : P => Q``); a template whose premise a spec never reaches holds only vacuously.
     premise: str | None = None
 
+    @property
+    def steps_only(self) -> bool:
+        """A step property, ``[][A]_v`` alone: TLC checks it on every step it explores, as it
+        checks an invariant on every state, and stops at a violation naming it; it is never
+        part of the liveness check at the end of a run."""
+        return self.kind == "liveness" and _step_property(self.tla)
+
+
+def _step_property(tla: str) -> bool:
+    """Whether a template's body is one ``[][...]_v`` (``v`` a name or a tuple of names)."""
+    body = " ".join(tla.partition("==")[2].split())
+    if not body.startswith("[]["):
+        return False
+    depth = 0
+    for k in range(2, len(body)):
+        depth += {"[": 1, "]": -1}.get(body[k], 0)
+        if depth == 0:
+            return re.fullmatch(r"_\s*(\w+|<<[\w\s,]*>>)", body[k + 1:].strip()) is not None
+    return False
+
 
 #: The name of the template every task gets from its vocabulary's declared types.
 TYPE_TEMPLATE = "TypeOK"

@@ -257,3 +257,22 @@ def test_a_route_under_a_known_provider_is_what_litellm_routes_and_needs_no_lite
              "assert route_problem(ModelConfig(name='m', route='openai/gpt-5')) is None; print('litellm' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "False", done.stderr
+
+
+@pytest.mark.parametrize(
+    ("kind", "body", "steps_only"),
+    [
+        ("liveness", "[][\\A i \\in S : t'[i] >= t[i]]_t", True),
+        ("liveness", "[][x' >= x /\\ y' = y]_<<x, y>>", True),
+        ("liveness", "[][\\A i \\in S :\n      (s[i] = 1) => f[i]']_<<s, f>>", True),
+        ("liveness", "[][x' >= x]_x /\\ <>(x = 3)", False),  # a temporal part: the liveness check's
+        ("liveness", "[][x' >= x]_x \\/ [][y' >= y]_y", False),
+        ("liveness", "<>[](x = 1)", False),
+        ("liveness", "(x = 1) ~> (x = 2)", False),
+        ("safety", "[][x' >= x]_x", False),
+    ],
+)
+def test_a_step_property_is_told_from_a_temporal_one(kind: str, body: str, steps_only: bool) -> None:
+    """TLC checks ``[][A]_v`` on every step it explores and names it when it fails; P4 settles
+    such templates with the invariants, never as the unnamed end of a liveness check."""
+    assert InvariantTemplate("T", kind, "", f"T ==\n    {body}").steps_only is steps_only

@@ -734,18 +734,45 @@ def _settled(checker: _Checker, templates: list[InvariantTemplate]) -> list[Temp
         result = checker.run("all" if round_ == 1 else f"all-{round_}", "INVARIANT", [t.name for t in safety],
                              also=[("PROPERTY", [t.name for t in liveness])])
         hit = _named_violation(result, safety)
-        if hit is not None:
-            outcomes.append(_verdict_outcome(checker, hit, result, violated=True))
-            safety.remove(hit)
+        step = _step_violation(result, liveness)
+        if hit is not None or step is not None:
+            outcomes.append(_verdict_outcome(checker, hit or step, result, violated=True))
+            (safety if hit is not None else liveness).remove(hit or step)
             continue
         if result.verdict is Verdict.OK:
             return outcomes + [_verdict_outcome(checker, t, result, violated=False) for t in safety + liveness]
         if result.verdict is Verdict.LIVENESS_VIOLATION and _explored(checker, result):
-            held = dataclasses.replace(result, verdict=Verdict.OK, trace=[])
-            outcomes += [_verdict_outcome(checker, t, held, violated=False) for t in safety]
-            return outcomes + _liveness(checker, liveness, together=False)
+            return outcomes + _after_liveness_violation(checker, safety, liveness, result)
         break
     return outcomes + _safety(checker, safety) + _liveness(checker, liveness)
+
+
+def _after_liveness_violation(checker: _Checker, safety: list[InvariantTemplate], liveness: list[InvariantTemplate],
+                              result: TlcResult) -> list[TemplateOutcome]:
+    """A run that reached its liveness check kept every safety template and every step property
+    (TLC checks those on each state and step it explores and stops at a violation): they hold.
+    The violation is of the other liveness templates: of the only one, or of one of them, each
+    then settled alone (TLC 2.15 does not say which)."""
+    held = dataclasses.replace(result, verdict=Verdict.OK, trace=[])
+    temporal = [t for t in liveness if not t.steps_only]
+    settled = {t.name: _verdict_outcome(checker, t, held, violated=False) for t in safety + liveness if t not in temporal}
+    if not temporal:  # TLC took a step property for a temporal one: each alone says which
+        return [_verdict_outcome(checker, t, held, violated=False) for t in safety] + \
+            _liveness(checker, liveness, together=False)
+    if len(temporal) == 1:
+        settled[temporal[0].name] = _verdict_outcome(checker, temporal[0], result, violated=True)
+    else:
+        settled |= {o.name: o for o in _liveness(checker, temporal, together=False)}
+    return [settled[t.name] for t in safety + liveness]
+
+
+def _step_violation(result: TlcResult, remaining: list[InvariantTemplate]) -> InvariantTemplate | None:
+    """The step property (``[][A]_v``) a run's action-property violation names, if it is one
+    still being checked (TLC names it as the module that defines it does: ``SysmoCanon!Name``)."""
+    if result.verdict is not Verdict.ACTION_PROPERTY_VIOLATION or not result.violated:
+        return None
+    name = result.violated.rsplit("!", 1)[-1].removeprefix(PREFIX)
+    return next((t for t in remaining if t.name == name and t.steps_only), None)
 
 
 def _explored(checker: _Checker, result: TlcResult) -> bool:
