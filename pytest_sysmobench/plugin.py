@@ -268,9 +268,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     shard = config.stash.get(shard_key, None)
     cases = [(item, case) for item in items for case in [_case_of(item)]]
+    costs = {task.name: task.cost_s for task in _state(config).tasks.tasks}
     shards: dict[Any, int] = {}
     if shard is not None:
-        costs = {task.name: task.cost_s for task in _state(config).tasks.tasks}
         dropped, shards, config.stash[shard_line_key] = split(
             [(item, case.cell if case is not None else None) for item, case in cases],
             lambda task: costs.get(task, 0.0), shard)
@@ -287,7 +287,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.workeroutput[SELECTION_KEY] = config.stash[selection_key]
         from .scheduling import costliest_first
 
-        costs = {task.name: task.cost_s for task in _state(config).tasks.tasks}
         items[:] = costliest_first(items, lambda item: costs.get(case.cell.task) if (case := _case_of(item)) else None)
     elif not config.getoption("collectonly") and not _distributed(config):
         kept = set(map(id, items))

@@ -137,7 +137,12 @@ def _closing(text: str, opening: int) -> int:
 
 
 def bound_reached(result: TlcResult, mark: str) -> bool:
-    return any(isinstance(v, tuple) and len(v) == 2 and v[1] == BOUND_LABEL for v in marked(result, mark))
+    return bound_among(marked(result, mark))
+
+
+def bound_among(marks: list[Any]) -> bool:
+    """Whether a run's marks (``marked``) say its work bound stopped it."""
+    return any(isinstance(v, tuple) and len(v) == 2 and v[1] == BOUND_LABEL for v in marks)
 
 
 def charged_stop(ctx: CellContext, what: str, budget_s: float, spec: str) -> str:

@@ -586,10 +586,11 @@ class _Checker:
                 elif self.sampled is not None and isinstance(value, tuple) and len(value) == 3 \
                         and value[1] == SAMPLED_LABEL:
                     self.sampled.setdefault(format_value(value[2]), value[2])
-        if _work.bound_reached(run.result, self.mark):
+        bounded = _work.bound_among(marks)
+        if bounded:
             self.bounded = True
             self.branching = max(self.branching, _branching(run.result))
-        if run.result.verdict is Verdict.INCOMPLETE and _work.bound_reached(run.result, self.mark):
+        if run.result.verdict is Verdict.INCOMPLETE and bounded:
             # The work bound ended it: a verdict on the explored part, as a finished run is.
             note = f"{BOUNDED_NOTE} ({run.result.states_generated} generated, {run.result.distinct_states} distinct)"
             return dataclasses.replace(run.result, verdict=Verdict.OK, warnings=[*run.result.warnings, note])
@@ -733,11 +734,10 @@ def _settled(checker: _Checker, templates: list[InvariantTemplate]) -> list[Temp
         round_ += 1
         result = checker.run("all" if round_ == 1 else f"all-{round_}", "INVARIANT", [t.name for t in safety],
                              also=[("PROPERTY", [t.name for t in liveness])])
-        hit = _named_violation(result, safety)
-        step = _step_violation(result, liveness)
-        if hit is not None or step is not None:
-            outcomes.append(_verdict_outcome(checker, hit or step, result, violated=True))
-            (safety if hit is not None else liveness).remove(hit or step)
+        hit = _named_violation(result, safety + [t for t in liveness if t.steps_only])
+        if hit is not None:
+            outcomes.append(_verdict_outcome(checker, hit, result, violated=True))
+            (safety if hit in safety else liveness).remove(hit)
             continue
         if result.verdict is Verdict.OK:
             return outcomes + [_verdict_outcome(checker, t, result, violated=False) for t in safety + liveness]
@@ -754,25 +754,14 @@ def _after_liveness_violation(checker: _Checker, safety: list[InvariantTemplate]
     The violation is of the other liveness templates: of the only one, or of one of them, each
     then settled alone (TLC 2.15 does not say which)."""
     held = dataclasses.replace(result, verdict=Verdict.OK, trace=[])
-    temporal = [t for t in liveness if not t.steps_only]
+    # No temporal one left: TLC took a step property for one, and each alone says which.
+    temporal = [t for t in liveness if not t.steps_only] or liveness
     settled = {t.name: _verdict_outcome(checker, t, held, violated=False) for t in safety + liveness if t not in temporal}
-    if not temporal:  # TLC took a step property for a temporal one: each alone says which
-        return [_verdict_outcome(checker, t, held, violated=False) for t in safety] + \
-            _liveness(checker, liveness, together=False)
-    if len(temporal) == 1:
+    if len(temporal) == 1 and not temporal[0].steps_only:
         settled[temporal[0].name] = _verdict_outcome(checker, temporal[0], result, violated=True)
     else:
         settled |= {o.name: o for o in _liveness(checker, temporal, together=False)}
     return [settled[t.name] for t in safety + liveness]
-
-
-def _step_violation(result: TlcResult, remaining: list[InvariantTemplate]) -> InvariantTemplate | None:
-    """The step property (``[][A]_v``) a run's action-property violation names, if it is one
-    still being checked (TLC names it as the module that defines it does: ``SysmoCanon!Name``)."""
-    if result.verdict is not Verdict.ACTION_PROPERTY_VIOLATION or not result.violated:
-        return None
-    name = result.violated.rsplit("!", 1)[-1].removeprefix(PREFIX)
-    return next((t for t in remaining if t.name == name and t.steps_only), None)
 
 
 def _explored(checker: _Checker, result: TlcResult) -> bool:
@@ -874,11 +863,12 @@ def _moved_marks(marks: Sequence[Any]) -> set[str]:
 
 def _named_violation(result: TlcResult, remaining: list[InvariantTemplate],
                      prefix: str = PREFIX) -> InvariantTemplate | None:
-    """The template a run's invariant violation names (the invariant is ``prefix`` and the
-    template's name), if it is one still being checked."""
-    if result.verdict is not Verdict.INVARIANT_VIOLATION or not result.violated:
+    """The template a run's invariant or step-property violation names (the invariant is
+    ``prefix`` and the template's name; TLC names a step property ``[][A]_v`` as the module that
+    defines it does, ``SysmoCanon!Name``), if it is one still being checked."""
+    if result.verdict not in (Verdict.INVARIANT_VIOLATION, Verdict.ACTION_PROPERTY_VIOLATION) or not result.violated:
         return None
-    name = result.violated.removeprefix(prefix)
+    name = result.violated.rsplit("!", 1)[-1].removeprefix(prefix)
     return next((t for t in remaining if t.name == name), None)
 
 
